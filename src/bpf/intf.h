@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Constants and structs shared by the BPF scheduler and the Rust loader.
+ * Feature names, defaults and descriptions live in src/features.rs, keyed by the
+ * bits below.
+ */
+#ifndef __INTF_H
+#define __INTF_H
+
+#ifndef __VMLINUX_H__
+typedef unsigned long long u64;
+typedef unsigned int u32;
+typedef int s32;
+#endif
+
+enum consts {
+	MAX_CPUS = 1024,	/* power of two: indexes are masked with MAX_CPUS - 1 */
+	MAX_LLCS = 256,
+	MAX_NODES = 64,
+	MAX_SIBLINGS = 8,
+	/* SIS_UTIL refresh period and the kernel's LLC imbalance_pct */
+	UTIL_PERIOD_NS = 25 * 1000 * 1000,
+	SIS_IMBALANCE_PCT = 117,
+	CAPACITY_SCALE = 1024,
+	/* per-LLC shared DSQ ids are LLC_DSQ_BASE + llc */
+	LLC_DSQ_BASE = 1 << 16,
+};
+
+/* Feature bits: one per select_idle_sibling step we can switch off. */
+enum sis_feature {
+	FEAT_WAKE_AFFINE = 1 << 0,
+	FEAT_IDLE_CORE = 1 << 1,
+	FEAT_IDLE_SMT = 1 << 2,
+	FEAT_RECENT_USED = 1 << 3,
+	FEAT_SIS_UTIL = 1 << 4,
+};
+
+/* Per-CPU counters, summed by the loader. */
+enum sis_stat {
+	STAT_SELECT,		/* select_cpu calls */
+	/* placements by step: these seven sum to STAT_SELECT */
+	STAT_TARGET,
+	STAT_PREV,
+	STAT_RECENT,
+	STAT_IDLE_CORE,
+	STAT_IDLE_SMT,
+	STAT_IDLE_CPU,
+	STAT_FALLBACK,
+	STAT_LOST_CLAIM,	/* idle CPU taken by someone else between test and claim */
+	STAT_SCANNED,		/* CPUs whose idle state the searches tested */
+	STAT_SCAN_CALLS,	/* select_idle_cpu walks started */
+	STAT_SIS_UTIL_CUT,	/* walks stopped by the SIS_UTIL limit (or skipped: nr == 1) */
+	STAT_HINT_SET,		/* has_idle_cores went 0 -> 1 */
+	STAT_HINT_TRUE,		/* full core scans that found an idle core */
+	STAT_HINT_FALSE,	/* full core scans that found none: hint cleared */
+	STAT_DIRECT,		/* dispatched straight to a claimed CPU's local DSQ */
+	STAT_SHARED,		/* enqueued on an LLC's shared DSQ */
+	STAT_PINNED,		/* single-CPU tasks queued on their CPU */
+	STAT_STEAL,		/* dispatched from another LLC's DSQ */
+	STAT_MIGRATE,		/* select_cpu returned cpu != prev_cpu */
+	STAT_MIGRATE_LLC,	/* ... in another LLC */
+	STAT_WAKE_AFFINE,	/* WAKE_AFFINE moved target to the waker's CPU */
+	NR_SIS_STATS,
+};
+
+struct sis_cpu_stats {
+	u64 cnt[NR_SIS_STATS];
+	u64 scan_max;		/* longest single search, in CPUs tested */
+};
+
+#endif /* __INTF_H */

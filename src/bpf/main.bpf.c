@@ -1,0 +1,625 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_sis: the kernel's wakeup placement, select_idle_sibling() from
+ * kernel/sched/fair.c, rebuilt as a sched_ext select_cpu.
+ *
+ * Every function below named after a fair.c function does what that function
+ * does; a one-line "differs:" comment says where and why we do something else.
+ * Around the search sits a small vtime scheduler: one shared DSQ per LLC,
+ * consumed by the LLC's CPUs first and stolen from by the others.
+ */
+#include <scx/common.bpf.h>
+#include "intf.h"
+
+char _license[] SEC("license") = "GPL";
+
+UEI_DEFINE(uei);
+
+/* Topology, written by the loader before load (the verifier prunes on it). */
+const volatile u32 nr_cpu_ids = 1;
+const volatile u32 nr_llcs = 1;
+const volatile bool smt_enabled;
+const volatile u64 slice_ns = 5000000;
+const volatile u32 cpu_llc[MAX_CPUS];		/* cpu -> LLC index */
+const volatile u32 cpu_node[MAX_CPUS];		/* cpu -> NUMA node */
+const volatile u32 cpu_core[MAX_CPUS];		/* cpu -> core index */
+const volatile u32 cpu_llc_pos[MAX_CPUS];	/* cpu -> position in its LLC's list */
+const volatile u32 llc_cpus[MAX_CPUS];		/* CPUs of each LLC, by id, LLC after LLC */
+const volatile u32 llc_off[MAX_LLCS];		/* first entry of an LLC in llc_cpus */
+const volatile u32 llc_nr[MAX_LLCS];		/* CPUs in an LLC (its llc_weight) */
+const volatile u32 llc_node[MAX_LLCS];
+const volatile u32 core_cpus[MAX_CPUS];		/* siblings of each core, core after core */
+const volatile u32 core_off[MAX_CPUS];
+const volatile u32 core_nr[MAX_CPUS];
+
+/* Live state the loader may change on a running scheduler. */
+volatile u64 features = FEAT_WAKE_AFFINE | FEAT_IDLE_CORE | FEAT_IDLE_SMT |
+			FEAT_RECENT_USED | FEAT_SIS_UTIL;
+
+/* Per-LLC state: the sched_domain_shared fields fair.c keeps. */
+struct llc_ctx {
+	u32 has_idle_cores;	/* sd_llc_shared->has_idle_cores */
+	u32 nr_idle_scan;	/* sd_llc_shared->nr_idle_scan (SIS_UTIL) */
+	u64 util;		/* sum of CPU utilisation, 0..1024 per CPU */
+};
+struct llc_ctx llc_ctxs[MAX_LLCS];
+
+/* Per-CPU busy-time accounting, our stand-in for PELT. */
+struct cpu_ctx {
+	u64 running_since;	/* 0 when no task of ours runs */
+	u64 busy_ns;		/* total time tasks of ours ran here */
+	u64 last_busy_ns;	/* busy_ns (plus the running part) at the last refresh */
+	u64 util;		/* decayed utilisation, 0..1024 */
+	u32 idle;		/* what ops.update_idle last said */
+};
+struct cpu_ctx cpu_ctxs[MAX_CPUS];
+
+u64 vtime_now;
+u64 util_last_refresh;
+
+struct task_ctx {
+	s32 recent_used_cpu;	/* p->recent_used_cpu */
+	u8 placed_by;		/* step that placed the last wakeup (enum sis_stat) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ctx);
+} task_ctxs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct sis_cpu_stats);
+} stats SEC(".maps");
+
+struct util_timer {
+	struct bpf_timer timer;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct util_timer);
+} util_timer SEC(".maps");
+
+#define CPU_IDX(c) ((u32)(c) & (MAX_CPUS - 1))
+#define LLC_IDX(l) ((u32)(l) & (MAX_LLCS - 1))
+
+static __always_inline bool feat(u64 f)
+{
+	return features & f;
+}
+
+static __always_inline struct sis_cpu_stats *cpu_stats(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&stats, &zero);
+}
+
+static __always_inline void stat_add(u32 idx, u64 v)
+{
+	struct sis_cpu_stats *s = cpu_stats();
+
+	if (s && idx < NR_SIS_STATS)
+		s->cnt[idx] += v;
+}
+
+static __always_inline void stat_inc(u32 idx)
+{
+	stat_add(idx, 1);
+}
+
+static __always_inline bool valid_cpu(s32 cpu)
+{
+	return cpu >= 0 && cpu < nr_cpu_ids;
+}
+
+/* cpus_share_cache() */
+static __always_inline bool cpus_share_cache(s32 a, s32 b)
+{
+	return cpu_llc[CPU_IDX(a)] == cpu_llc[CPU_IDX(b)];
+}
+
+static __always_inline bool allowed(struct task_struct *p, s32 cpu)
+{
+	return valid_cpu(cpu) && bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
+}
+
+/* available_idle_cpu(); differs: the built-in idle mask, no sched_idle_cpu() (SCHED_IDLE is fair-only). */
+static __always_inline bool available_idle_cpu(const struct cpumask *idle, s32 cpu)
+{
+	return valid_cpu(cpu) && bpf_cpumask_test_cpu(cpu, idle);
+}
+
+/*
+ * Claim an idle CPU for this wakeup. Always the last test of a check: it clears
+ * the CPU's idle bit, so a second waker cannot stack on it. differs: fair.c never
+ * claims, which lets two wakers pick the same idle CPU.
+ */
+static __always_inline bool claim(s32 cpu)
+{
+	if (scx_bpf_test_and_clear_cpu_idle(cpu))
+		return true;
+	stat_inc(STAT_LOST_CLAIM);
+	return false;
+}
+
+/* test_idle_cores(); IDLE_CORE off means the hint is never consulted. */
+static __always_inline bool test_idle_cores(s32 cpu)
+{
+	if (!feat(FEAT_IDLE_CORE))
+		return false;
+	return llc_ctxs[LLC_IDX(cpu_llc[CPU_IDX(cpu)])].has_idle_cores;
+}
+
+/* set_idle_cores() */
+static __always_inline void set_idle_cores(s32 cpu, u32 val)
+{
+	struct llc_ctx *llc = &llc_ctxs[LLC_IDX(cpu_llc[CPU_IDX(cpu)])];
+
+	if (val && !llc->has_idle_cores)
+		stat_inc(STAT_HINT_SET);
+	if (llc->has_idle_cores != val)
+		WRITE_ONCE(llc->has_idle_cores, val);
+}
+
+/*
+ * select_idle_core(): @cpu's whole core idle → @cpu; else remember the first idle
+ * allowed sibling in *idle_cpu.
+ */
+static __always_inline s32 select_idle_core(struct task_struct *p, const struct cpumask *idle,
+					    s32 cpu, s32 *idle_cpu, u32 *scanned)
+{
+	u32 core = cpu_core[CPU_IDX(cpu)];
+	u32 off = core_off[CPU_IDX(core)], nr = core_nr[CPU_IDX(core)];
+	bool all_idle = true;
+	u32 i;
+
+	bpf_for(i, 0, nr) {
+		s32 sib;
+
+		if (i >= MAX_SIBLINGS)
+			break;
+		sib = core_cpus[CPU_IDX(off + i)];
+		(*scanned)++;
+		if (!available_idle_cpu(idle, sib)) {
+			all_idle = false;
+			if (*idle_cpu >= 0)
+				break;
+			continue;
+		}
+		if (*idle_cpu < 0 && allowed(p, sib))
+			*idle_cpu = sib;
+	}
+	if (all_idle && claim(cpu))
+		return cpu;
+	return -1;
+}
+
+/* select_idle_smt(): an idle, allowed sibling of @target inside the LLC. */
+static __always_inline s32 select_idle_smt(struct task_struct *p, const struct cpumask *idle,
+					   s32 target, u32 *scanned)
+{
+	u32 core = cpu_core[CPU_IDX(target)];
+	u32 off = core_off[CPU_IDX(core)], nr = core_nr[CPU_IDX(core)];
+	u32 i;
+
+	bpf_for(i, 0, nr) {
+		s32 sib;
+
+		if (i >= MAX_SIBLINGS)
+			break;
+		sib = core_cpus[CPU_IDX(off + i)];
+		if (sib == target || !allowed(p, sib) || !cpus_share_cache(sib, target))
+			continue;
+		(*scanned)++;
+		if (available_idle_cpu(idle, sib) && claim(sib))
+			return sib;
+	}
+	return -1;
+}
+
+/*
+ * select_idle_cpu(): walk target's LLC from target + 1, wrapping. With the idle-core
+ * hint look for a whole idle core (unbounded, as in fair.c); without it test single
+ * CPUs, at most nr_idle_scan of them when SIS_UTIL is on.
+ */
+static __always_inline s32 select_idle_cpu(struct task_struct *p, const struct cpumask *idle,
+					   bool has_idle_core, s32 target, u32 *step, u32 *scanned)
+{
+	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(target)]);
+	u32 off = llc_off[llc], nr_llc = llc_nr[llc], pos = cpu_llc_pos[CPU_IDX(target)];
+	u64 seen_cores[MAX_CPUS / 64] = {};
+	s32 idle_cpu = -1;
+	int nr = MAX_CPUS;
+	u32 i;
+
+	stat_inc(STAT_SCAN_CALLS);
+	if (feat(FEAT_SIS_UTIL)) {
+		/* because !--nr is the condition to stop the scan */
+		nr = llc_ctxs[llc].nr_idle_scan + 1;
+		/* an overloaded LLC is unlikely to have an idle CPU or core */
+		if (nr == 1) {
+			stat_inc(STAT_SIS_UTIL_CUT);
+			return -1;
+		}
+	}
+
+	bpf_for(i, 1, nr_llc + 1) {
+		s32 cpu = llc_cpus[CPU_IDX(off + (pos + i) % nr_llc)];
+
+		if (!allowed(p, cpu))
+			continue;
+		if (has_idle_core) {
+			u32 core = CPU_IDX(cpu_core[CPU_IDX(cpu)]);
+			u64 bit = 1ULL << (core & 63);
+
+			/* differs: fair.c clears the core from a cpumask copy; we mark it seen. */
+			if (seen_cores[core / 64] & bit)
+				continue;
+			seen_cores[core / 64] |= bit;
+			if (select_idle_core(p, idle, cpu, &idle_cpu, scanned) >= 0) {
+				stat_inc(STAT_HINT_TRUE);
+				*step = STAT_IDLE_CORE;
+				return cpu;
+			}
+		} else {
+			if (--nr <= 0) {
+				stat_inc(STAT_SIS_UTIL_CUT);
+				return -1;
+			}
+			(*scanned)++;
+			if (available_idle_cpu(idle, cpu) && claim(cpu))
+				return cpu;
+		}
+	}
+
+	if (has_idle_core) {
+		/* a full core scan failed: the hint was wrong */
+		stat_inc(STAT_HINT_FALSE);
+		set_idle_cores(target, 0);
+		if (idle_cpu >= 0 && !claim(idle_cpu))
+			idle_cpu = -1;
+	}
+	return idle_cpu;
+}
+
+/*
+ * wake_affine(), the parts that need no load figures (wake_affine_idle()).
+ * differs: no WA_WEIGHT (no PELT load for our tasks) and no wake_wide() flip count:
+ * when the idle test decides nothing, target stays prev_cpu.
+ */
+static __always_inline s32 wake_affine(struct task_struct *p, s32 prev_cpu, u64 wake_flags,
+				       const struct cpumask *idle)
+{
+	s32 this_cpu = bpf_get_smp_processor_id();
+
+	if (!feat(FEAT_WAKE_AFFINE) || !(wake_flags & SCX_WAKE_TTWU) ||
+	    this_cpu == prev_cpu || !allowed(p, this_cpu))
+		return prev_cpu;
+	if (available_idle_cpu(idle, this_cpu) && cpus_share_cache(this_cpu, prev_cpu))
+		return available_idle_cpu(idle, prev_cpu) ? prev_cpu : this_cpu;
+	/* a sync waker about to sleep, with nothing else queued on its CPU */
+	if ((wake_flags & SCX_WAKE_SYNC) &&
+	    scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | this_cpu) == 0)
+		return this_cpu;
+	return prev_cpu;
+}
+
+/* select_idle_sibling(), step by step; returns the CPU and the step that chose it. */
+static __always_inline s32 select_idle_sibling(struct task_struct *p, struct task_ctx *tctx,
+					       s32 prev, s32 target,
+					       const struct cpumask *idle, u32 *step,
+					       u32 *scanned)
+{
+	bool has_idle_core = false;
+	s32 recent, i;
+
+	*step = STAT_TARGET;
+	if (allowed(p, target) && available_idle_cpu(idle, target) && claim(target))
+		return target;
+
+	*step = STAT_PREV;
+	if (prev != target && cpus_share_cache(prev, target) && allowed(p, prev) &&
+	    available_idle_cpu(idle, prev) && claim(prev))
+		return prev;
+
+	/* differs: no per-CPU-kthread stacking (step 3): sched_ext lets kthreads wake like any task. */
+
+	*step = STAT_RECENT;
+	recent = tctx->recent_used_cpu;
+	tctx->recent_used_cpu = prev;
+	if (feat(FEAT_RECENT_USED) && recent != prev && recent != target &&
+	    valid_cpu(recent) && cpus_share_cache(recent, target) &&
+	    allowed(p, recent) && available_idle_cpu(idle, recent) && claim(recent))
+		return recent;
+
+	if (smt_enabled) {
+		has_idle_core = test_idle_cores(target);
+		*step = STAT_IDLE_SMT;
+		if (!has_idle_core && feat(FEAT_IDLE_SMT) && cpus_share_cache(prev, target)) {
+			i = select_idle_smt(p, idle, prev, scanned);
+			if (i >= 0)
+				return i;
+		}
+	}
+
+	/* a core walk that finds no whole idle core may still return an idle CPU */
+	*step = STAT_IDLE_CPU;
+	i = select_idle_cpu(p, idle, has_idle_core, target, step, scanned);
+	if (i >= 0)
+		return i;
+
+	*step = STAT_FALLBACK;
+	return target;
+}
+
+s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	const struct cpumask *idle;
+	struct sis_cpu_stats *s;
+	struct task_ctx *tctx;
+	u32 step = STAT_FALLBACK, scanned = 0;
+	s32 target, cpu;
+
+	tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+	if (!tctx || !valid_cpu(prev_cpu))
+		return prev_cpu;
+
+	idle = scx_bpf_get_idle_cpumask();
+	target = wake_affine(p, prev_cpu, wake_flags, idle);
+	if (target != prev_cpu)
+		stat_inc(STAT_WAKE_AFFINE);
+	cpu = select_idle_sibling(p, tctx, prev_cpu, target, idle, &step, &scanned);
+	scx_bpf_put_idle_cpumask(idle);
+
+	tctx->placed_by = step;
+	s = cpu_stats();
+	if (s) {
+		s->cnt[STAT_SELECT]++;
+		if (step < NR_SIS_STATS)
+			s->cnt[step]++;
+		s->cnt[STAT_SCANNED] += scanned;
+		if (scanned > s->scan_max)
+			s->scan_max = scanned;
+		if (cpu != prev_cpu) {
+			s->cnt[STAT_MIGRATE]++;
+			if (!cpus_share_cache(cpu, prev_cpu))
+				s->cnt[STAT_MIGRATE_LLC]++;
+		}
+		if (step != STAT_FALLBACK)
+			s->cnt[STAT_DIRECT]++;
+	}
+	/* every step but the fallback claimed its CPU: hand the task over directly */
+	if (step != STAT_FALLBACK)
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
+	return cpu;
+}
+
+/* Kick one idle CPU of @cpu's LLC so the shared DSQ gets consumed. */
+static __always_inline void kick_idle_in_llc(struct task_struct *p, s32 cpu)
+{
+	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(cpu)]);
+	u32 off = llc_off[llc], nr = llc_nr[llc], i;
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+
+	bpf_for(i, 0, nr) {
+		s32 c = llc_cpus[CPU_IDX(off + i)];
+
+		if (allowed(p, c) && available_idle_cpu(idle, c) && scx_bpf_test_and_clear_cpu_idle(c)) {
+			scx_bpf_kick_cpu(c, SCX_KICK_IDLE);
+			scx_bpf_put_idle_cpumask(idle);
+			return;
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	/* none idle in the LLC: wake any idle CPU, it will steal */
+	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	if (cpu >= 0)
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+}
+
+void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	s32 cpu = scx_bpf_task_cpu(p);
+	u64 vtime = p->scx.dsq_vtime;
+
+	/* tasks allowed on one CPU only: straight to that CPU */
+	if (p->nr_cpus_allowed == 1) {
+		stat_inc(STAT_PINNED);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice_ns, enq_flags);
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		return;
+	}
+	/* bounded sleep credit: at most one slice behind the current vtime */
+	if (time_before(vtime, vtime_now - slice_ns))
+		vtime = vtime_now - slice_ns;
+	stat_inc(STAT_SHARED);
+	scx_bpf_dsq_insert_vtime(p, LLC_DSQ_BASE + cpu_llc[CPU_IDX(cpu)], slice_ns, vtime,
+				 enq_flags);
+	kick_idle_in_llc(p, cpu);
+}
+
+void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
+{
+	u32 my_llc = cpu_llc[CPU_IDX(cpu)], my_node = cpu_node[CPU_IDX(cpu)];
+	u32 i, pass;
+
+	if (scx_bpf_dsq_move_to_local(LLC_DSQ_BASE + my_llc, 0))
+		return;
+	/* steal: LLCs of our NUMA node first, then the rest */
+	bpf_for(pass, 0, 2) {
+		bpf_for(i, 0, nr_llcs) {
+			if (i == my_llc || (llc_node[LLC_IDX(i)] == my_node) != (pass == 0))
+				continue;
+			if (scx_bpf_dsq_move_to_local(LLC_DSQ_BASE + i, 0)) {
+				stat_inc(STAT_STEAL);
+				return;
+			}
+		}
+	}
+	/* nothing else to run: let prev go on */
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED))
+		prev->scx.slice = slice_ns;
+}
+
+void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
+{
+	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(scx_bpf_task_cpu(p))];
+
+	if (time_before(vtime_now, p->scx.dsq_vtime))
+		vtime_now = p->scx.dsq_vtime;
+	c->running_since = scx_bpf_now();
+}
+
+void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
+{
+	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(scx_bpf_task_cpu(p))];
+	u64 now = scx_bpf_now(), used = slice_ns - p->scx.slice;
+
+	if (c->running_since && now > c->running_since)
+		c->busy_ns += now - c->running_since;
+	c->running_since = 0;
+	if (used > slice_ns)
+		used = slice_ns;
+	p->scx.dsq_vtime += used * 100 / (p->scx.weight ? p->scx.weight : 100);
+}
+
+/* __update_idle_core(): a CPU going idle whose siblings are all idle sets the hint. */
+void BPF_STRUCT_OPS(sis_update_idle, s32 cpu, bool idle)
+{
+	u32 core, off, nr, i;
+
+	if (!valid_cpu(cpu))
+		return;
+	cpu_ctxs[CPU_IDX(cpu)].idle = idle;
+	if (!idle || !smt_enabled)
+		return;
+	core = cpu_core[CPU_IDX(cpu)];
+	off = core_off[CPU_IDX(core)];
+	nr = core_nr[CPU_IDX(core)];
+	bpf_for(i, 0, nr) {
+		if (i >= MAX_SIBLINGS)
+			break;
+		if (!cpu_ctxs[CPU_IDX(core_cpus[CPU_IDX(off + i)])].idle)
+			return;
+	}
+	set_idle_cores(cpu, 1);
+}
+
+/*
+ * SIS_UTIL's update_idle_cpu_scan(): nr_idle_scan from LLC utilisation.
+ * differs: utilisation is our own busy time decayed per 25 ms period, not PELT.
+ */
+static u32 nr_idle_scan(u64 sum_util, u32 llc_weight)
+{
+	u64 x, tmp, y;
+
+	if (!llc_weight)
+		return 0;
+	x = sum_util / llc_weight;
+	tmp = x * x * SIS_IMBALANCE_PCT * SIS_IMBALANCE_PCT / (10000 * CAPACITY_SCALE);
+	if (tmp > CAPACITY_SCALE)
+		tmp = CAPACITY_SCALE;
+	y = CAPACITY_SCALE - tmp;
+	return y * llc_weight / CAPACITY_SCALE;
+}
+
+static int refresh_util(void *map, int *key, struct util_timer *t)
+{
+	u64 now = scx_bpf_now(), period = now - util_last_refresh;
+	u32 cpu, llc;
+
+	if (!period)
+		period = 1;
+	bpf_for(llc, 0, nr_llcs)
+		llc_ctxs[LLC_IDX(llc)].util = 0;
+	bpf_for(cpu, 0, nr_cpu_ids) {
+		struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(cpu)];
+		u64 since = c->running_since, busy = c->busy_ns, sample;
+
+		if (since && now > since)
+			busy += now - since;
+		sample = busy > c->last_busy_ns ? busy - c->last_busy_ns : 0;
+		c->last_busy_ns = busy;
+		sample = sample * CAPACITY_SCALE / period;
+		if (sample > CAPACITY_SCALE)
+			sample = CAPACITY_SCALE;
+		c->util = (c->util + sample) / 2;
+		llc_ctxs[LLC_IDX(cpu_llc[CPU_IDX(cpu)])].util += c->util;
+	}
+	bpf_for(llc, 0, nr_llcs) {
+		struct llc_ctx *l = &llc_ctxs[LLC_IDX(llc)];
+
+		WRITE_ONCE(l->nr_idle_scan, nr_idle_scan(l->util, llc_nr[LLC_IDX(llc)]));
+	}
+	util_last_refresh = now;
+	bpf_timer_start(&t->timer, UTIL_PERIOD_NS, 0);
+	return 0;
+}
+
+s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_args *args)
+{
+	struct task_ctx *tctx;
+
+	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!tctx)
+		return -ENOMEM;
+	tctx->recent_used_cpu = -1;
+	p->scx.dsq_vtime = vtime_now;
+	return 0;
+}
+
+void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
+{
+	p->scx.dsq_vtime = vtime_now;
+}
+
+s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
+{
+	struct util_timer *t;
+	u32 zero = 0, llc;
+	s32 ret;
+
+	bpf_for(llc, 0, nr_llcs) {
+		ret = scx_bpf_create_dsq(LLC_DSQ_BASE + llc, llc_node[LLC_IDX(llc)]);
+		if (ret) {
+			scx_bpf_error("failed to create the DSQ of LLC %u: %d", llc, ret);
+			return ret;
+		}
+		llc_ctxs[LLC_IDX(llc)].nr_idle_scan = llc_nr[LLC_IDX(llc)];
+	}
+	t = bpf_map_lookup_elem(&util_timer, &zero);
+	if (!t)
+		return -ENOENT;
+	util_last_refresh = scx_bpf_now();
+	bpf_timer_init(&t->timer, &util_timer, CLOCK_MONOTONIC);
+	bpf_timer_set_callback(&t->timer, refresh_util);
+	return bpf_timer_start(&t->timer, UTIL_PERIOD_NS, 0);
+}
+
+void BPF_STRUCT_OPS(sis_exit, struct scx_exit_info *ei)
+{
+	UEI_RECORD(uei, ei);
+}
+
+SCX_OPS_DEFINE(sis_ops,
+	       .select_cpu = (void *)sis_select_cpu,
+	       .enqueue = (void *)sis_enqueue,
+	       .dispatch = (void *)sis_dispatch,
+	       .running = (void *)sis_running,
+	       .stopping = (void *)sis_stopping,
+	       .update_idle = (void *)sis_update_idle,
+	       .init_task = (void *)sis_init_task,
+	       .enable = (void *)sis_enable,
+	       .init = (void *)sis_init,
+	       .exit = (void *)sis_exit,
+	       .flags = SCX_OPS_KEEP_BUILTIN_IDLE,
+	       .timeout_ms = 5000,
+	       .name = "sis");

@@ -1,0 +1,153 @@
+//! The select_idle_sibling steps that can be switched off: name, default and meaning
+//! are defined here once and drive `--features`, `--list-features`, `--help` and the
+//! BPF flag word.
+
+use crate::bpf_intf;
+use anyhow::{bail, Result};
+
+pub struct Feature {
+    pub name: &'static str,
+    pub bit: u64,
+    pub default: bool,
+    pub desc: &'static str,
+}
+
+pub const FEATURES: &[Feature] = &[
+    Feature {
+        name: "WAKE_AFFINE",
+        bit: bpf_intf::sis_feature_FEAT_WAKE_AFFINE as u64,
+        default: true,
+        desc: "wake_affine_idle(): target the waker's CPU when it is idle and shares the LLC, or on a sync wakeup with nothing queued; off: target = prev",
+    },
+    Feature {
+        name: "IDLE_CORE",
+        bit: bpf_intf::sis_feature_FEAT_IDLE_CORE as u64,
+        default: true,
+        desc: "test_idle_cores(): with the per-LLC has_idle_cores hint set, select_idle_cpu looks for a whole idle core",
+    },
+    Feature {
+        name: "IDLE_SMT",
+        bit: bpf_intf::sis_feature_FEAT_IDLE_SMT as u64,
+        default: true,
+        desc: "select_idle_smt(): with no idle core, try an idle SMT sibling of prev first",
+    },
+    Feature {
+        name: "RECENT_USED",
+        bit: bpf_intf::sis_feature_FEAT_RECENT_USED as u64,
+        default: true,
+        desc: "p->recent_used_cpu: reuse the task's previous-but-one CPU when idle and in the target's LLC",
+    },
+    Feature {
+        name: "SIS_UTIL",
+        bit: bpf_intf::sis_feature_FEAT_SIS_UTIL as u64,
+        default: true,
+        desc: "bound the idle-CPU walk to nr_idle_scan CPUs from LLC utilisation; no scan at ~85% busy",
+    },
+];
+
+pub fn default_mask() -> u64 {
+    FEATURES
+        .iter()
+        .filter(|f| f.default)
+        .fold(0, |m, f| m | f.bit)
+}
+
+fn valid_names() -> String {
+    FEATURES
+        .iter()
+        .map(|f| f.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Apply `NAME,NO_NAME,...` (the kernel's sched/features syntax) to `mask`.
+pub fn parse(spec: &str, mut mask: u64) -> Result<u64> {
+    for tok in spec.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let up = tok.to_ascii_uppercase();
+        let (on, name) = match up.strip_prefix("NO_") {
+            Some(n) => (false, n),
+            None => (true, up.as_str()),
+        };
+        let Some(f) = FEATURES.iter().find(|f| f.name == name) else {
+            bail!(
+                "unknown feature '{tok}' (valid: {}, each optionally NO_)",
+                valid_names()
+            );
+        };
+        mask = if on { mask | f.bit } else { mask & !f.bit };
+    }
+    Ok(mask)
+}
+
+/// `IDLE_CORE NO_SIS_UTIL ...`, as /sys/kernel/debug/sched/features prints them.
+pub fn format(mask: u64) -> String {
+    FEATURES
+        .iter()
+        .map(|f| {
+            if mask & f.bit != 0 {
+                f.name.to_string()
+            } else {
+                format!("NO_{}", f.name)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub fn list() -> String {
+    let mut s = String::new();
+    for f in FEATURES {
+        s += &format!(
+            "{:<12} {:<4} {}\n",
+            f.name,
+            if f.default { "on" } else { "off" },
+            f.desc
+        );
+    }
+    s
+}
+
+/// For `--help`: the names with their defaults.
+pub fn help() -> String {
+    format!(
+        "Features, kernel sched/features syntax (NAME or NO_NAME, comma-separated). All on by default: {}. See --list-features",
+        valid_names()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_turns_features_off_and_on() {
+        let all = default_mask();
+        let m = parse("NO_IDLE_CORE", all).unwrap();
+        assert_eq!(m & bpf_intf::sis_feature_FEAT_IDLE_CORE as u64, 0);
+        assert_eq!(parse("IDLE_CORE", m).unwrap(), all);
+        let m = parse("no_sis_util, NO_IDLE_SMT", all).unwrap();
+        assert_eq!(
+            format(m),
+            "WAKE_AFFINE IDLE_CORE NO_IDLE_SMT RECENT_USED NO_SIS_UTIL"
+        );
+    }
+
+    #[test]
+    fn unknown_feature_lists_valid_ones() {
+        let e = parse("NO_IDLE_CORES", default_mask())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown feature 'NO_IDLE_CORES'"), "{e}");
+        assert!(e.contains("IDLE_CORE, IDLE_SMT"), "{e}");
+    }
+
+    #[test]
+    fn bits_are_distinct() {
+        let mut seen = 0;
+        for f in FEATURES {
+            assert_eq!(seen & f.bit, 0, "{} overlaps", f.name);
+            seen |= f.bit;
+        }
+        assert_eq!(default_mask(), seen);
+    }
+}

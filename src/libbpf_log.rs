@@ -1,0 +1,76 @@
+//! libbpf's messages: kept in memory so a failed load can show the verifier's
+//! verdict, and echoed to stderr with -v.
+
+use libbpf_rs::PrintLevel;
+use std::sync::Mutex;
+
+static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static VERBOSE: Mutex<bool> = Mutex::new(false);
+
+fn on_print(level: PrintLevel, msg: String) {
+    if *VERBOSE.lock().unwrap() || level == PrintLevel::Warn {
+        eprint!("{msg}");
+    }
+    let mut log = LOG.lock().unwrap();
+    log.extend(msg.lines().map(str::to_string));
+    let len = log.len();
+    if len > 20_000 {
+        log.drain(..len - 10_000);
+    }
+}
+
+pub fn capture(verbose: bool) {
+    *VERBOSE.lock().unwrap() = verbose;
+    libbpf_rs::set_print(Some((PrintLevel::Debug, on_print)));
+}
+
+/// The last `n` lines of the last program load log libbpf printed.
+pub fn verifier_tail(n: usize) -> Vec<String> {
+    let log = LOG.lock().unwrap();
+    tail_of_last_load_log(&log, n)
+}
+
+fn tail_of_last_load_log(log: &[String], n: usize) -> Vec<String> {
+    let Some(begin) = log.iter().rposition(|l| l.contains("BEGIN PROG LOAD LOG")) else {
+        return Vec::new();
+    };
+    let end = log[begin..]
+        .iter()
+        .position(|l| l.contains("END PROG LOAD LOG"))
+        .map(|i| begin + i)
+        .unwrap_or(log.len());
+    let body: Vec<String> = log[begin + 1..end]
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .cloned()
+        .collect();
+    body[body.len().saturating_sub(n)..].to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_the_last_load_log() {
+        let log: Vec<String> = [
+            "libbpf: prog 'a': BEGIN PROG LOAD LOG --",
+            "old",
+            "-- END PROG LOAD LOG --",
+            "libbpf: prog 'b': -- BEGIN PROG LOAD LOG --",
+            "0: R1=ctx()",
+            "",
+            "R2 invalid mem access 'scalar'",
+            "-- END PROG LOAD LOG --",
+            "libbpf: failed to load",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            tail_of_last_load_log(&log, 1),
+            vec!["R2 invalid mem access 'scalar'"]
+        );
+        assert_eq!(tail_of_last_load_log(&log, 10).len(), 2);
+    }
+}

@@ -1,0 +1,318 @@
+//! scx_sis: the kernel's select_idle_sibling() wakeup placement as a sched_ext
+//! scheduler. This is the loader: CLI, topology, load/attach, stats, exit.
+
+mod bpf_intf;
+mod bpf_skel;
+mod features;
+mod libbpf_log;
+mod stats;
+mod topo;
+
+use anyhow::{bail, Context, Result};
+use bpf_skel::*;
+use clap::Parser;
+use crossbeam::channel::RecvTimeoutError;
+use libbpf_rs::{MapCore, MapFlags, OpenObject};
+use log::{info, warn};
+use scx_stats::prelude::*;
+use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report, UserExitInfo};
+use stats::Metrics;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const SCHEDULER_NAME: &str = "scx_sis";
+
+#[derive(Debug, Parser)]
+#[command(name = SCHEDULER_NAME, version = env!("CARGO_PKG_VERSION"), disable_version_flag = true,
+          about = "The kernel's select_idle_sibling() wakeup placement as a sched_ext scheduler")]
+struct Opts {
+    #[arg(short = 'f', long, default_value = "", help = features::help())]
+    features: String,
+
+    /// Print every feature with its default and meaning, then exit.
+    #[arg(long)]
+    list_features: bool,
+
+    /// Time slice in microseconds.
+    #[arg(short = 's', long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    slice_us: u64,
+
+    /// Print stats every SECS seconds while scheduling.
+    #[arg(long, value_name = "SECS")]
+    stats: Option<f64>,
+
+    /// Print the stats of a running scx_sis every SECS seconds; loads nothing.
+    #[arg(long, value_name = "SECS")]
+    monitor: Option<f64>,
+
+    /// Describe every stats field and exit.
+    #[arg(long)]
+    help_stats: bool,
+
+    /// Size of the debug dump on an error exit (0: none).
+    #[arg(long, default_value_t = 0)]
+    exit_dump_len: u32,
+
+    /// libbpf debug output (shows the verifier log).
+    #[arg(short = 'v', long)]
+    verbose: bool,
+
+    /// Print the version and exit.
+    #[arg(short = 'V', long)]
+    version: bool,
+}
+
+fn interval(secs: f64, what: &str) -> Result<Duration> {
+    if !(secs.is_finite() && secs > 0.0 && secs <= 3600.0) {
+        bail!("--{what} must be between 0 and 3600 seconds, got {secs}");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+struct Scheduler<'a> {
+    skel: BpfSkel<'a>,
+    struct_ops: Option<libbpf_rs::Link>,
+    stats_server: StatsServer<(), Metrics>,
+}
+
+impl<'a> Scheduler<'a> {
+    fn init(opts: &Opts, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
+        let features = features::parse(&opts.features, features::default_mask())?;
+        let topo = topo::SisTopology::read().context("reading the CPU topology")?;
+        info!(
+            "{SCHEDULER_NAME} {}: {} CPUs, {} LLCs, {} cores, {} nodes, SMT {}; features {}",
+            env!("CARGO_PKG_VERSION"),
+            topo.nr_cpus(),
+            topo.llc_nr.len(),
+            topo.core_nr.len(),
+            topo.nr_nodes,
+            if topo.smt { "on" } else { "off" },
+            features::format(features)
+        );
+
+        let mut builder = BpfSkelBuilder::default();
+        builder.obj_builder.debug(opts.verbose);
+        let mut skel = scx_ops_open!(builder, open_object, sis_ops, None)
+            .context("opening the BPF scheduler")?;
+        skel.struct_ops.sis_ops_mut().exit_dump_len = opts.exit_dump_len;
+
+        let ro = skel.maps.rodata_data.as_mut().context("BPF rodata")?;
+        topo.write_rodata(ro);
+        ro.slice_ns = opts.slice_us * 1000;
+        skel.maps.data_data.as_mut().context("BPF data")?.features = features;
+
+        let mut skel = scx_ops_load!(skel, sis_ops, uei).map_err(verifier_hint)?;
+        let struct_ops = Some(scx_ops_attach!(skel, sis_ops).context("attaching scx_sis")?);
+        let stats_server = StatsServer::new(stats::server_data())
+            .launch()
+            .context("starting the stats server")?;
+        info!("{SCHEDULER_NAME} scheduler attached");
+        Ok(Self {
+            skel,
+            struct_ops,
+            stats_server,
+        })
+    }
+
+    fn metrics(&self, interval_s: f64) -> Result<Metrics> {
+        let cpus = self
+            .skel
+            .maps
+            .stats
+            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .context("reading the stats map")?
+            .context("stats map has no entry 0")?;
+        let mut c = [0u64; bpf_intf::sis_stat_NR_SIS_STATS as usize];
+        let mut scan_max = 0;
+        for v in cpus {
+            let words: Vec<u64> = v
+                .chunks_exact(8)
+                .map(|b| u64::from_ne_bytes(b.try_into().unwrap()))
+                .collect();
+            for (i, x) in c.iter_mut().enumerate() {
+                *x += words.get(i).copied().unwrap_or(0);
+            }
+            scan_max = scan_max.max(words.get(c.len()).copied().unwrap_or(0));
+        }
+        let s = |i: u32| c[i as usize];
+        use bpf_intf::*;
+        Ok(Metrics {
+            features: features::format(self.skel.maps.data_data.as_ref().unwrap().features),
+            interval_s,
+            select_cpu: s(sis_stat_STAT_SELECT),
+            target: s(sis_stat_STAT_TARGET),
+            prev: s(sis_stat_STAT_PREV),
+            recent: s(sis_stat_STAT_RECENT),
+            idle_core: s(sis_stat_STAT_IDLE_CORE),
+            idle_smt: s(sis_stat_STAT_IDLE_SMT),
+            idle_cpu: s(sis_stat_STAT_IDLE_CPU),
+            fallback: s(sis_stat_STAT_FALLBACK),
+            lost_claims: s(sis_stat_STAT_LOST_CLAIM),
+            scanned: s(sis_stat_STAT_SCANNED),
+            scan_calls: s(sis_stat_STAT_SCAN_CALLS),
+            scan_max,
+            sis_util_cut: s(sis_stat_STAT_SIS_UTIL_CUT),
+            hint_set: s(sis_stat_STAT_HINT_SET),
+            hint_true: s(sis_stat_STAT_HINT_TRUE),
+            hint_false: s(sis_stat_STAT_HINT_FALSE),
+            direct: s(sis_stat_STAT_DIRECT),
+            shared: s(sis_stat_STAT_SHARED),
+            pinned: s(sis_stat_STAT_PINNED),
+            steals: s(sis_stat_STAT_STEAL),
+            migrations: s(sis_stat_STAT_MIGRATE),
+            migrations_llc: s(sis_stat_STAT_MIGRATE_LLC),
+            wake_affine: s(sis_stat_STAT_WAKE_AFFINE),
+        })
+    }
+
+    fn exited(&mut self) -> bool {
+        uei_exited!(&self.skel, uei)
+    }
+
+    fn run(
+        &mut self,
+        shutdown: Arc<AtomicBool>,
+        stats_every: Option<Duration>,
+    ) -> Result<UserExitInfo> {
+        let (res_ch, req_ch) = self.stats_server.channels();
+        let start = Instant::now();
+        let mut last_print = Instant::now();
+        let mut last_total = self.metrics(0.0)?;
+        let mut last_req = start;
+        while !shutdown.load(Ordering::Relaxed) && !self.exited() {
+            match req_ch.recv_timeout(Duration::from_millis(200)) {
+                Ok(()) => {
+                    let now = Instant::now();
+                    let m = self.metrics(now.duration_since(last_req).as_secs_f64())?;
+                    last_req = now;
+                    res_ch.send(m)?;
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(e) => Err(e)?,
+            }
+            if let Some(every) = stats_every {
+                if last_print.elapsed() >= every {
+                    let secs = last_print.elapsed().as_secs_f64();
+                    last_print = Instant::now();
+                    let cur = self.metrics(secs)?;
+                    cur.delta(&last_total).format(&mut std::io::stdout())?;
+                    last_total = cur;
+                }
+            }
+        }
+        let _ = self.struct_ops.take();
+        uei_report!(&self.skel, uei)
+    }
+}
+
+/// A load error: print the tail of the verifier log libbpf captured, if any.
+fn verifier_hint(e: anyhow::Error) -> anyhow::Error {
+    let tail = libbpf_log::verifier_tail(15);
+    if tail.is_empty() {
+        return e;
+    }
+    eprintln!("{SCHEDULER_NAME}: verifier log (last lines):");
+    for l in &tail {
+        eprintln!("  {l}");
+    }
+    e.context("the BPF verifier rejected scx_sis (log above; -v prints all of it)")
+}
+
+/// The checks a user gets a one-line answer for before anything is loaded.
+fn preflight() -> Result<()> {
+    if unsafe { libc::geteuid() } != 0 {
+        bail!("{SCHEDULER_NAME} must run as root (it loads a BPF scheduler)");
+    }
+    if !std::path::Path::new("/sys/kernel/sched_ext").exists() {
+        bail!(
+            "this kernel ({}) has no sched_ext: /sys/kernel/sched_ext is missing (needs CONFIG_SCHED_CLASS_EXT=y)",
+            std::fs::read_to_string("/proc/sys/kernel/osrelease")
+                .unwrap_or_default()
+                .trim()
+        );
+    }
+    let state = std::fs::read_to_string("/sys/kernel/sched_ext/state").unwrap_or_default();
+    if state.trim() != "disabled" {
+        let ops = std::fs::read_to_string("/sys/kernel/sched_ext/root/ops").unwrap_or_default();
+        bail!(
+            "another sched_ext scheduler is already loaded ({}, state {}); stop it first",
+            if ops.trim().is_empty() {
+                "unknown"
+            } else {
+                ops.trim()
+            },
+            state.trim()
+        );
+    }
+    Ok(())
+}
+
+fn init_log(verbose: bool) -> Result<()> {
+    let cfg = simplelog::ConfigBuilder::new()
+        .set_time_level(simplelog::LevelFilter::Off)
+        .set_target_level(simplelog::LevelFilter::Off)
+        .set_thread_level(simplelog::LevelFilter::Off)
+        .build();
+    simplelog::TermLogger::init(
+        if verbose {
+            simplelog::LevelFilter::Debug
+        } else {
+            simplelog::LevelFilter::Info
+        },
+        cfg,
+        simplelog::TerminalMode::Stderr,
+        simplelog::ColorChoice::Never,
+    )
+    .context("setting up logging")
+}
+
+fn real_main() -> Result<()> {
+    let opts = Opts::parse();
+    if opts.version {
+        println!("{SCHEDULER_NAME} {}", env!("CARGO_PKG_VERSION"));
+        return Ok(());
+    }
+    if opts.list_features {
+        print!("{}", features::list());
+        return Ok(());
+    }
+    if opts.help_stats {
+        stats::server_data().describe_meta(&mut std::io::stdout(), None)?;
+        return Ok(());
+    }
+    features::parse(&opts.features, features::default_mask())?;
+    let stats_every = opts.stats.map(|s| interval(s, "stats")).transpose()?;
+    init_log(opts.verbose)?;
+
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let s = shutdown.clone();
+    ctrlc::set_handler(move || s.store(true, Ordering::Relaxed))
+        .context("installing the SIGINT/SIGTERM handler")?;
+
+    if let Some(secs) = opts.monitor {
+        return stats::monitor(interval(secs, "monitor")?, shutdown);
+    }
+    preflight()?;
+    libbpf_log::capture(opts.verbose);
+
+    let mut open_object = MaybeUninit::uninit();
+    loop {
+        let mut sched = Scheduler::init(&opts, &mut open_object)?;
+        let uei = sched.run(shutdown.clone(), stats_every)?;
+        if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
+            warn!("{SCHEDULER_NAME}: the kernel asked for a restart (CPU hotplug); restarting");
+            continue;
+        }
+        return Ok(());
+    }
+}
+
+fn main() {
+    if let Err(e) = real_main() {
+        // One line: the chain of contexts, outermost first.
+        eprintln!("{SCHEDULER_NAME}: error: {e:#}");
+        std::process::exit(1);
+    }
+}

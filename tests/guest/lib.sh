@@ -1,0 +1,27 @@
+# Shared helpers for guest test scripts: each check prints `ok NAME` or `not ok NAME: why`.
+ok() { echo "ok $1"; }
+fail() { echo "not ok $1: $2"; }
+check() { # check NAME WHY CMD...
+	n=$1; w=$2; shift 2
+	if "$@"; then ok "$n"; else fail "$n" "$w"; fi
+}
+state() { cat /sys/kernel/sched_ext/state 2>/dev/null || echo missing; }
+# wait_state STATE SECS: poll the sched_ext state
+wait_state() {
+	i=0
+	while [ "$(state)" != "$1" ] && [ $i -lt $(($2 * 10)) ]; do sleep 0.1; i=$((i + 1)); done
+	[ "$(state)" = "$1" ]
+}
+# start_sis LOG ARGS...: start scx_sis in the background, wait until enabled
+start_sis() {
+	log=$1; shift
+	scx_sis "$@" >"$log" 2>&1 &
+	SIS_PID=$!
+	wait_state enabled 60
+}
+# stop_sis: SIGINT, wait; sets SIS_RC
+stop_sis() {
+	kill -INT "$SIS_PID" 2>/dev/null
+	wait "$SIS_PID"
+	SIS_RC=$?
+}

@@ -1,0 +1,213 @@
+//! Developer tooling for scx_sis: boot a sched_ext guest, run the test suite.
+
+mod kernel;
+mod setup;
+mod suite;
+mod vm;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "scx_sis developer tasks")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Boot a sched_ext guest (qemu TCG) and run CMD in it as root.
+    Vm(VmOpts),
+    /// Run scx_sis for real: natively on a sched_ext host, otherwise in a guest
+    /// under a hackbench/tbench workload with live stats.
+    Run(RunOpts),
+    /// Unit tests plus every VM integration test; ends with `N passed, N failed`.
+    Test(TestOpts),
+    /// Install (as root) or list the Debian packages the project needs.
+    Setup,
+}
+
+#[derive(Args, Clone)]
+pub struct GuestOpts {
+    /// Guest kernel: a vmlinuz path or a version.
+    #[arg(long, env = "SCX_SIS_KERNEL")]
+    kernel: Option<String>,
+    /// SOCKETS:CORES:THREADS.
+    #[arg(long, default_value = "1:4:2")]
+    topology: vm::Topology,
+    /// One NUMA node per socket.
+    #[arg(long)]
+    numa: bool,
+    /// Guest memory in MiB.
+    #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(256..))]
+    mem: u32,
+    /// Extra host binary for the guest's PATH (with its libraries); repeatable.
+    #[arg(long = "with")]
+    with: Vec<PathBuf>,
+    /// Kill the guest after this many seconds.
+    #[arg(long, default_value_t = 600)]
+    timeout: u64,
+    /// Multi-threaded TCG (faster but racy on qemu 7.2, see PLATFORM.md).
+    #[arg(long)]
+    tcg_multi: bool,
+    /// Do not build scx_sis first.
+    #[arg(long)]
+    no_build: bool,
+}
+
+#[derive(Args)]
+struct VmOpts {
+    #[command(flatten)]
+    guest: GuestOpts,
+    /// The command to run in the guest.
+    #[arg(last = true, required = true)]
+    cmd: Vec<String>,
+}
+
+#[derive(Args)]
+struct RunOpts {
+    #[command(flatten)]
+    guest: GuestOpts,
+    /// Seconds of workload in the guest.
+    #[arg(long, default_value_t = 30)]
+    secs: u32,
+    /// Arguments for scx_sis (e.g. `-- -f NO_IDLE_CORE`).
+    #[arg(last = true)]
+    args: Vec<String>,
+}
+
+#[derive(Args)]
+struct TestOpts {
+    /// Run only the VM tests whose name contains this.
+    #[arg(long)]
+    filter: Option<String>,
+    /// Guests booted side by side (each single-threaded TCG guest takes one host core).
+    #[arg(long, default_value_t = 2)]
+    jobs: usize,
+    /// Skip the host unit tests.
+    #[arg(long)]
+    no_unit: bool,
+}
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the repo")
+        .to_path_buf()
+}
+
+pub fn scx_sis_bin() -> PathBuf {
+    repo_root().join("target/release/scx_sis")
+}
+
+/// `cargo build --release -p scx_sis`, with clang-19 for the BPF part.
+pub fn build_scheduler() -> Result<()> {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.args(["build", "--release", "-p", "scx_sis"])
+        .current_dir(repo_root());
+    if std::env::var_os("BPF_CLANG").is_none() && vm::which("clang").is_none() {
+        cmd.env("BPF_CLANG", "clang-19");
+    }
+    let st = cmd.status().context("running cargo build")?;
+    anyhow::ensure!(st.success(), "building scx_sis failed");
+    Ok(())
+}
+
+impl GuestOpts {
+    pub fn config(&self, stream: bool) -> Result<vm::VmConfig> {
+        let kernel = kernel::resolve(&repo_root(), self.kernel.as_deref())?;
+        let mut with = vec![scx_sis_bin()];
+        with.extend(self.with.iter().cloned());
+        Ok(vm::VmConfig {
+            kernel,
+            topology: self.topology,
+            numa: self.numa,
+            mem_mib: self.mem,
+            with,
+            dirs: vec![(repo_root().join("tests/guest"), "/tests".into())],
+            timeout: Duration::from_secs(self.timeout),
+            idle_timeout: Duration::from_secs(180),
+            tcg_multi: self.tcg_multi,
+            stream,
+        })
+    }
+
+    fn prepare(&self) -> Result<vm::VmConfig> {
+        setup::ensure()?;
+        let cfg = self.config(true)?;
+        if !self.no_build {
+            build_scheduler()?;
+        }
+        anyhow::ensure!(
+            scx_sis_bin().is_file(),
+            "{} is missing: build it or drop --no-build",
+            scx_sis_bin().display()
+        );
+        Ok(cfg)
+    }
+}
+
+/// Run in a guest, print the failure reason and console tail if it did not finish.
+fn vm_exit(cfg: &vm::VmConfig, cmd: &str) -> Result<i32> {
+    eprintln!(
+        "xtask: kernel {} topology {}{} TCG {} ",
+        cfg.kernel.version,
+        cfg.topology,
+        if cfg.numa { " numa" } else { "" },
+        if cfg.tcg_multi { "multi" } else { "single" }
+    );
+    let r = vm::run(cfg, cmd)?;
+    if let Some(why) = &r.failure {
+        eprintln!("xtask: {why} (exit {})", r.code);
+        eprintln!("{}", vm::relevant_lines(&r.output));
+    } else {
+        eprintln!(
+            "xtask: guest booted in {:.1}s, finished in {:.1}s, exit {}",
+            r.boot_secs, r.total_secs, r.code
+        );
+    }
+    Ok(r.code)
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let res = match cli.cmd {
+        Cmd::Vm(o) => o
+            .guest
+            .prepare()
+            .and_then(|cfg| vm_exit(&cfg, &vm::shell_join(&o.cmd))),
+        Cmd::Run(o) => run_cmd(o),
+        Cmd::Test(o) => suite::run(o.filter.as_deref(), o.jobs, !o.no_unit),
+        Cmd::Setup => setup::ensure().map(|_| 0),
+    };
+    match res {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("xtask: error: {e:#}");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn run_cmd(o: RunOpts) -> Result<i32> {
+    let native = Path::new("/sys/kernel/sched_ext").exists();
+    if native {
+        setup::ensure()?;
+        build_scheduler()?;
+        let st = Command::new(scx_sis_bin())
+            .args(["--stats", "1"])
+            .args(&o.args)
+            .status()
+            .context("starting scx_sis")?;
+        return Ok(st.code().unwrap_or(1));
+    }
+    eprintln!("xtask: this kernel has no sched_ext: running scx_sis in a guest");
+    let cfg = o.guest.prepare()?;
+    let args = vm::shell_join(&o.args);
+    let script = format!("sh /tests/demo.sh {} {}", o.secs, args);
+    vm_exit(&cfg, &script)
+}

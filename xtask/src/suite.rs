@@ -1,0 +1,357 @@
+//! `cargo xtask test`: host unit tests, host CLI tests, and the VM integration tests.
+//!
+//! A VM test boots one guest and runs a script from tests/guest/ that prints one line
+//! per check: `ok NAME` or `not ok NAME: why`. A guest that does not boot, hangs or
+//! panics is a failure, never a skip.
+
+use crate::kernel::{self, Kernel};
+use crate::vm::{self, Topology};
+use crate::{build_scheduler, repo_root, scx_sis_bin, setup};
+use anyhow::{Context, Result};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Clone)]
+struct VmTest {
+    name: String,
+    kernel: Kernel,
+    topo: &'static str,
+    numa: bool,
+    cmd: String,
+    /// The guest command's expected exit status.
+    rc: i32,
+    timeout: u64,
+}
+
+#[derive(Default)]
+struct Tally {
+    passed: usize,
+    failed: Vec<String>,
+}
+
+impl Tally {
+    fn check(&mut self, name: &str, ok: bool, why: impl FnOnce() -> String) {
+        if ok {
+            self.passed += 1;
+            println!("ok {name}");
+        } else {
+            let w = why();
+            println!("not ok {name}: {w}");
+            self.failed.push(format!("{name}: {w}"));
+        }
+    }
+}
+
+/// Kernels to test on: every shipped one, or the default one when none is shipped.
+fn test_kernels() -> Result<Vec<Kernel>> {
+    let mut ks = kernel::kernels_in(&kernel::shared_dir(&repo_root()));
+    if ks.is_empty() {
+        ks = kernel::kernels_in(&kernel::cache_dir());
+    }
+    if ks.is_empty() {
+        ks.push(kernel::resolve(&repo_root(), None)?);
+    }
+    for k in &ks {
+        kernel::verify_config(k)?;
+    }
+    Ok(ks)
+}
+
+fn vm_tests(kernels: &[Kernel]) -> Vec<VmTest> {
+    let newest = kernels.last().expect("at least one kernel").clone();
+    let t = |name: &str, topo: &'static str, numa: bool, cmd: &str, rc: i32, timeout: u64| VmTest {
+        name: name.to_string(),
+        kernel: newest.clone(),
+        topo,
+        numa,
+        cmd: cmd.to_string(),
+        rc,
+        timeout,
+    };
+    let mut v = vec![
+        t(
+            "topology-1:4:2",
+            "1:4:2",
+            false,
+            "sh /tests/topology.sh 1 4 2",
+            0,
+            300,
+        ),
+        t(
+            "topology-2:2:2-numa",
+            "2:2:2",
+            true,
+            "sh /tests/topology.sh 2 2 2 numa",
+            0,
+            300,
+        ),
+        // Also proves the guest's exit status reaches the host.
+        t(
+            "topology-1:4:1-exit7",
+            "1:4:1",
+            false,
+            "sh /tests/topology.sh 1 4 1; exit 7",
+            7,
+            300,
+        ),
+    ];
+    for k in kernels {
+        let mut l = t(
+            &format!("lifecycle-{}", k.version),
+            "1:4:2",
+            false,
+            "sh /tests/lifecycle.sh",
+            0,
+            400,
+        );
+        l.kernel = k.clone();
+        v.push(l);
+    }
+    v
+}
+
+fn run_vm_test(t: &VmTest, tally: &Mutex<Tally>) {
+    let start = Instant::now();
+    let cfg = vm::VmConfig {
+        kernel: t.kernel.clone(),
+        topology: t.topo.parse::<Topology>().expect("valid test topology"),
+        numa: t.numa,
+        mem_mib: 2048,
+        with: vec![scx_sis_bin()],
+        dirs: vec![(repo_root().join("tests/guest"), "/tests".into())],
+        timeout: Duration::from_secs(t.timeout),
+        idle_timeout: Duration::from_secs(120),
+        tcg_multi: false,
+        stream: false,
+    };
+    let res = vm::run(&cfg, &t.cmd);
+    let mut tally = tally.lock().unwrap();
+    println!(
+        "# {} ({}, {}{}, {:.0}s)",
+        t.name,
+        t.kernel.version,
+        t.topo,
+        if t.numa { " numa" } else { "" },
+        start.elapsed().as_secs_f64()
+    );
+    let r = match res {
+        Ok(r) => r,
+        Err(e) => {
+            tally.check(&t.name, false, || {
+                format!("could not start the guest: {e:#}")
+            });
+            return;
+        }
+    };
+    if let Some(why) = &r.failure {
+        tally.check(&t.name, false, || {
+            format!("{why} (exit {})\n{}", r.code, vm::relevant_lines(&r.output))
+        });
+        return;
+    }
+    let mut checks = 0;
+    for line in r.output.lines() {
+        if let Some(n) = line.strip_prefix("ok ") {
+            checks += 1;
+            tally.check(&format!("{}/{}", t.name, n.trim()), true, String::new);
+        } else if let Some(rest) = line.strip_prefix("not ok ") {
+            checks += 1;
+            let (n, why) = rest.split_once(':').unwrap_or((rest, ""));
+            let ctx = guest_context(&r.output, line);
+            tally.check(&format!("{}/{}", t.name, n.trim()), false, || {
+                format!("{}\n{ctx}", why.trim())
+            });
+        } else if line.starts_with("# ") || line.starts_with("| ") {
+            println!("  {line}");
+        }
+    }
+    tally.check(
+        &format!("{}/exit-status", t.name),
+        r.code == t.rc && checks > 0,
+        || {
+            format!(
+                "guest command exited {} (expected {}), {checks} checks reported\n{}",
+                r.code,
+                t.rc,
+                vm::relevant_lines(&r.output)
+            )
+        },
+    );
+}
+
+/// The guest lines just before a failed check.
+fn guest_context(output: &str, line: &str) -> String {
+    let v: Vec<&str> = output.lines().collect();
+    let i = v.iter().position(|l| *l == line).unwrap_or(0);
+    v[i.saturating_sub(12)..i].join("\n")
+}
+
+fn unit_tests(tally: &mut Tally) -> Result<()> {
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["test", "--release", "--workspace"])
+        .env(
+            "BPF_CLANG",
+            std::env::var("BPF_CLANG").unwrap_or_else(|_| "clang-19".into()),
+        )
+        .current_dir(repo_root())
+        .output()
+        .context("running cargo test")?;
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let (mut p, mut f) = (0, 0);
+    for l in text.lines() {
+        if let Some(rest) = l.strip_prefix("test result: ") {
+            let num = |key: &str| {
+                rest.split(';')
+                    .find_map(|part| {
+                        part.trim().strip_suffix(key).map(|n| {
+                            n.trim()
+                                .rsplit(' ')
+                                .next()
+                                .unwrap_or("0")
+                                .parse::<usize>()
+                                .unwrap_or(0)
+                        })
+                    })
+                    .unwrap_or(0)
+            };
+            p += num("passed");
+            f += num("failed");
+        }
+    }
+    for l in text
+        .lines()
+        .filter(|l| l.contains("FAILED") || l.contains("panicked"))
+    {
+        println!("  {l}");
+    }
+    println!("# unit tests: {p} passed, {f} failed");
+    tally.passed += p;
+    for i in 0..f {
+        tally.failed.push(format!("unit test failure {}", i + 1));
+    }
+    tally.check("unit-tests-ran", out.status.success() && p > 0, || {
+        format!("cargo test exited {:?} with {p} passed", out.status.code())
+    });
+    Ok(())
+}
+
+/// The xtask CLI's own errors, run as a user would.
+fn host_tests(tally: &mut Tally, kernels: &[Kernel]) -> Result<()> {
+    let me = std::env::current_exe().context("locating the xtask binary")?;
+    let run = |args: &[&str]| {
+        Command::new(&me)
+            .args(args)
+            .env_remove("SCX_SIS_KERNEL")
+            .output()
+            .map(|o| {
+                (
+                    o.status.code().unwrap_or(-1),
+                    String::from_utf8_lossy(&o.stderr).to_string(),
+                )
+            })
+    };
+    let (code, err) = run(&[
+        "vm",
+        "--no-build",
+        "--kernel",
+        "/nonexistent/vmlinuz-9.9",
+        "--",
+        "true",
+    ])?;
+    tally.check(
+        "host/vm-kernel-path-missing",
+        code == 2 && err.contains("/nonexistent/vmlinuz-9.9 does not exist"),
+        || format!("exit {code}, stderr: {err}"),
+    );
+
+    let dir = vm::tempdir("xtask-nosched")?;
+    let k = &kernels[0];
+    std::os::unix::fs::symlink(&k.vmlinuz, dir.join("vmlinuz-0.1-nosched"))?;
+    let cfg = std::fs::read_to_string(&k.config)?.replace(
+        "CONFIG_SCHED_CLASS_EXT=y",
+        "# CONFIG_SCHED_CLASS_EXT is not set",
+    );
+    std::fs::write(dir.join("config-0.1-nosched"), cfg)?;
+    let path = dir.join("vmlinuz-0.1-nosched");
+    let (code, err) = run(&[
+        "vm",
+        "--no-build",
+        "--kernel",
+        &path.to_string_lossy(),
+        "--",
+        "true",
+    ])?;
+    tally.check(
+        "host/vm-kernel-without-sched_ext",
+        code == 2 && err.contains("CONFIG_SCHED_CLASS_EXT"),
+        || format!("exit {code}, stderr: {err}"),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let (code, err) = run(&["vm", "--no-build", "--topology", "1:0:2", "--", "true"])?;
+    tally.check(
+        "host/vm-bad-topology",
+        code == 2 && err.contains("SOCKETS:CORES:THREADS") || err.contains("positive"),
+        || format!("exit {code}, stderr: {err}"),
+    );
+
+    // The host kernel has no sched_ext: scx_sis must say so, in one line.
+    if !std::path::Path::new("/sys/kernel/sched_ext").exists() {
+        let o = Command::new(scx_sis_bin())
+            .output()
+            .context("running scx_sis on the host")?;
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        let code = o.status.code().unwrap_or(-1);
+        tally.check(
+            "host/scx_sis-no-sched_ext",
+            code != 0 && err.contains("sched_ext") && err.trim().lines().count() == 1,
+            || format!("exit {code}, stderr: {err}"),
+        );
+    }
+    Ok(())
+}
+
+pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
+    let start = Instant::now();
+    setup::ensure()?;
+    build_scheduler()?;
+    let kernels = test_kernels()?;
+    let mut tally = Tally::default();
+    if unit {
+        unit_tests(&mut tally)?;
+    }
+    if filter.is_none() {
+        host_tests(&mut tally, &kernels)?;
+    }
+    let tests: Vec<VmTest> = vm_tests(&kernels)
+        .into_iter()
+        .filter(|t| filter.is_none_or(|f| t.name.contains(f)))
+        .collect();
+    let queue = Arc::new(Mutex::new(tests));
+    let tally = Arc::new(Mutex::new(tally));
+    let workers: Vec<_> = (0..jobs.max(1))
+        .map(|_| {
+            let q = queue.clone();
+            let t = tally.clone();
+            std::thread::spawn(move || loop {
+                let next = q.lock().unwrap().pop();
+                match next {
+                    Some(test) => run_vm_test(&test, &t),
+                    None => break,
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        let _ = w.join();
+    }
+    let tally = tally.lock().unwrap();
+    println!("# suite took {:.0}s", start.elapsed().as_secs_f64());
+    for f in &tally.failed {
+        println!("# FAILED {}", f.lines().next().unwrap_or(""));
+    }
+    println!("{} passed, {} failed", tally.passed, tally.failed.len());
+    Ok(if tally.failed.is_empty() { 0 } else { 1 })
+}

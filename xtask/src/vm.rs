@@ -1,0 +1,516 @@
+//! Boot a sched_ext kernel under qemu (TCG), run one command as root in it, and
+//! bring back its output and exit status.
+
+use crate::kernel::Kernel;
+use anyhow::{bail, Context, Result};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Exit codes for a guest that never reported its command's status.
+pub const EXIT_PANIC: i32 = 250;
+pub const EXIT_OOPS: i32 = 251;
+pub const EXIT_HANG: i32 = 252;
+pub const EXIT_TIMEOUT: i32 = 253;
+pub const EXIT_NO_BOOT: i32 = 254;
+
+const MARK_UP: &str = "@@SCX_SIS_GUEST_UP@@";
+const MARK_RC: &str = "@@SCX_SIS_RC=";
+
+/// Host binaries every guest gets when the host has them.
+pub const WORKLOADS: &[&str] = &["tbench", "tbench_srv", "hackbench", "stress-ng", "perf"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Topology {
+    pub sockets: u32,
+    pub cores: u32,
+    pub threads: u32,
+}
+
+impl Topology {
+    pub fn nr_cpus(&self) -> u32 {
+        self.sockets * self.cores * self.threads
+    }
+}
+
+impl std::str::FromStr for Topology {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let v: Vec<u32> = s
+            .split(':')
+            .map(|x| x.parse::<u32>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| format!("topology '{s}' is not SOCKETS:CORES:THREADS"))?;
+        match v[..] {
+            [s, c, t] if s > 0 && c > 0 && t > 0 && s * c * t <= 255 => Ok(Topology {
+                sockets: s,
+                cores: c,
+                threads: t,
+            }),
+            _ => Err(format!(
+                "topology '{s}' must be three positive numbers S:C:T with at most 255 CPUs"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Topology {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.sockets, self.cores, self.threads)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct VmConfig {
+    pub kernel: Kernel,
+    pub topology: Topology,
+    pub numa: bool,
+    pub mem_mib: u32,
+    /// Extra host binaries for the guest's PATH.
+    pub with: Vec<PathBuf>,
+    /// Host folders copied into the guest: (host, guest path).
+    pub dirs: Vec<(PathBuf, String)>,
+    /// Whole run limit.
+    pub timeout: Duration,
+    /// No console output for this long means the guest hung.
+    pub idle_timeout: Duration,
+    /// multi-threaded TCG (faster, racy on qemu 7.2; see PLATFORM.md).
+    pub tcg_multi: bool,
+    /// Print the guest's console as it comes.
+    pub stream: bool,
+}
+
+#[derive(Debug)]
+pub struct VmResult {
+    pub code: i32,
+    pub output: String,
+    /// Why the guest did not report a status, if it did not.
+    pub failure: Option<String>,
+    pub boot_secs: f64,
+    pub total_secs: f64,
+}
+
+/// A shell-quoted command line.
+pub fn shell_join(args: &[String]) -> String {
+    args.iter()
+        .map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
+            {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn init_script(cmd: &str) -> String {
+    format!(
+        r#"#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/usr/local/bin:/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mkdir -p /dev/pts /dev/shm && mount -t devpts devpts /dev/pts && mount -t tmpfs shm /dev/shm
+mount -t tmpfs tmp /tmp
+mount -t tmpfs run /run
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t bpf bpf /sys/fs/bpf
+mkdir -p /boot /var/run/scx
+cp /etc/kconfig /boot/config-$(uname -r)
+ip link set lo up
+hostname guest
+echo {MARK_UP} $(uname -r) $(nproc)
+cd /root
+sh -c {cmd}
+rc=$?
+echo
+echo {MARK_RC}$rc@@
+sync
+poweroff -f
+"#,
+        cmd = shell_join(&[cmd.to_string()]),
+    )
+}
+
+/// Shared libraries a dynamic binary needs, as ldd lists them.
+fn ldd_libs(bin: &Path) -> Result<Vec<PathBuf>> {
+    let out = Command::new("ldd")
+        .arg(bin)
+        .output()
+        .with_context(|| format!("running ldd {}", bin.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    Ok(text
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let p = match l.split_once("=>") {
+                Some((_, rhs)) => rhs.split_whitespace().next()?,
+                None => l.split_whitespace().next()?,
+            };
+            p.starts_with('/').then(|| PathBuf::from(p))
+        })
+        .collect())
+}
+
+fn copy_into(root: &Path, src: &Path, dst_rel: &Path) -> Result<()> {
+    let dst = root.join(dst_rel.strip_prefix("/").unwrap_or(dst_rel));
+    if let Some(p) = dst.parent() {
+        std::fs::create_dir_all(p).with_context(|| format!("creating {}", p.display()))?;
+    }
+    std::fs::copy(src, &dst)
+        .with_context(|| format!("copying {} into the initramfs", src.display()))?;
+    Ok(())
+}
+
+fn add_binary(root: &Path, bin: &Path) -> Result<()> {
+    let name = bin.file_name().context("binary without a name")?;
+    copy_into(root, bin, &Path::new("/usr/local/bin").join(name))?;
+    for lib in ldd_libs(bin)? {
+        copy_into(root, &lib, &lib)?;
+    }
+    Ok(())
+}
+
+fn copy_dir(root: &Path, src: &Path, dst: &str) -> Result<()> {
+    let out = Command::new("cp")
+        .arg("-rL")
+        .arg(src)
+        .arg(root.join(dst.trim_start_matches('/')))
+        .status()
+        .context("running cp -r")?;
+    if !out.success() {
+        bail!("copying {} into the initramfs failed", src.display());
+    }
+    Ok(())
+}
+
+pub fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Lay out the guest's root file system and pack it as an uncompressed cpio.
+fn build_initramfs(cfg: &VmConfig, cmd: &str, work: &Path) -> Result<PathBuf> {
+    let root = work.join("root");
+    let _ = std::fs::remove_dir_all(&root);
+    for d in [
+        "bin",
+        "sbin",
+        "usr/bin",
+        "usr/sbin",
+        "usr/local/bin",
+        "proc",
+        "sys",
+        "dev",
+        "tmp",
+        "run",
+        "root",
+        "etc",
+        "boot",
+    ] {
+        std::fs::create_dir_all(root.join(d)).context("creating initramfs folders")?;
+    }
+    let busybox = which("busybox").context("busybox not found (apt-get install busybox-static)")?;
+    std::fs::copy(&busybox, root.join("bin/busybox")).context("copying busybox")?;
+    std::fs::copy(&cfg.kernel.config, root.join("etc/kconfig")).context("copying kconfig")?;
+    std::fs::write(
+        root.join("etc/passwd"),
+        "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n",
+    )?;
+    std::fs::write(root.join("etc/group"), "root:x:0:\nnogroup:x:65534:\n")?;
+    for w in WORKLOADS {
+        if let Some(p) = which(w) {
+            add_binary(&root, &p)?;
+        }
+    }
+    let client = Path::new("/usr/share/dbench/client.txt");
+    if client.exists() {
+        copy_into(&root, client, client)?;
+    }
+    for w in &cfg.with {
+        if !w.is_file() {
+            bail!("--with {}: no such file", w.display());
+        }
+        add_binary(&root, w)?;
+    }
+    for (src, dst) in &cfg.dirs {
+        copy_dir(&root, src, dst)?;
+    }
+    let init = root.join("init");
+    std::fs::write(&init, init_script(cmd)).context("writing /init")?;
+    Command::new("chmod")
+        .arg("-R")
+        .arg("a+rX,u+w")
+        .arg(&root)
+        .status()?;
+    Command::new("chmod").arg("755").arg(&init).status()?;
+    let cpio = work.join("initrd.cpio");
+    let st = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "cd '{}' && find . | cpio -o -H newc --quiet > '{}'",
+            root.display(),
+            cpio.display()
+        ))
+        .status()
+        .context("running cpio")?;
+    if !st.success() {
+        bail!("packing the initramfs with cpio failed");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+    Ok(cpio)
+}
+
+fn qemu_args(cfg: &VmConfig, initrd: &Path) -> Vec<String> {
+    let t = cfg.topology;
+    let mut a: Vec<String> = vec![
+        "-accel".into(),
+        format!(
+            "tcg,thread={}",
+            if cfg.tcg_multi { "multi" } else { "single" }
+        ),
+        "-cpu".into(),
+        "max".into(),
+        "-smp".into(),
+        format!(
+            "{},sockets={},cores={},threads={}",
+            t.nr_cpus(),
+            t.sockets,
+            t.cores,
+            t.threads
+        ),
+    ];
+    if cfg.numa && t.sockets > 1 {
+        let per = (cfg.mem_mib / t.sockets).max(256);
+        a.push("-m".into());
+        a.push(format!("{}M", per * t.sockets));
+        let per_node = t.cores * t.threads;
+        for s in 0..t.sockets {
+            a.push("-object".into());
+            a.push(format!("memory-backend-ram,id=m{s},size={per}M"));
+            a.push("-numa".into());
+            a.push(format!(
+                "node,nodeid={s},cpus={}-{},memdev=m{s}",
+                s * per_node,
+                (s + 1) * per_node - 1
+            ));
+        }
+    } else {
+        a.push("-m".into());
+        a.push(format!("{}M", cfg.mem_mib));
+    }
+    a.extend(
+        [
+            "-kernel",
+            &cfg.kernel.vmlinuz.to_string_lossy(),
+            "-initrd",
+            &initrd.to_string_lossy(),
+            "-append",
+            "console=ttyS0 rdinit=/init quiet panic=-1 oops=panic",
+            "-display",
+            "none",
+            "-serial",
+            "stdio",
+            "-monitor",
+            "none",
+            "-no-reboot",
+            "-nodefaults",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    a
+}
+
+/// Boot the guest, run `cmd` (a shell command line) in it, and report.
+pub fn run(cfg: &VmConfig, cmd: &str) -> Result<VmResult> {
+    let qemu = which("qemu-system-x86_64")
+        .context("qemu-system-x86_64 not found (apt-get install qemu-system-x86)")?;
+    let work = tempdir("scx-sis-vm")?;
+    let initrd = build_initramfs(cfg, cmd, &work)?;
+    let start = Instant::now();
+    let mut child = Command::new(qemu)
+        .args(qemu_args(cfg, &initrd))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("starting qemu")?;
+    let (tx, rx) = mpsc::channel::<Option<String>>();
+    let out = child.stdout.take().context("qemu stdout")?;
+    let err = child.stderr.take().context("qemu stderr")?;
+    let tx2 = tx.clone();
+    std::thread::spawn(move || pump(out, tx));
+    std::thread::spawn(move || pump(err, tx2));
+
+    let mut lines: Vec<String> = Vec::new();
+    let mut code = None;
+    let mut failure = None;
+    let mut boot_secs = 0.0;
+    let mut up = false;
+    let mut last = Instant::now();
+    let mut open = 2;
+    while open > 0 {
+        let left = cfg.timeout.saturating_sub(start.elapsed());
+        let wait = left.min(cfg.idle_timeout.saturating_sub(last.elapsed()));
+        match rx.recv_timeout(wait) {
+            Ok(Some(line)) => {
+                last = Instant::now();
+                let line = line.trim_end_matches('\r').to_string();
+                if line.starts_with(MARK_UP) {
+                    up = true;
+                    boot_secs = start.elapsed().as_secs_f64();
+                    continue;
+                }
+                if let Some(rest) = line.strip_prefix(MARK_RC) {
+                    code = rest.trim_end_matches("@@").parse::<i32>().ok();
+                    continue;
+                }
+                if cfg.stream {
+                    println!("{line}");
+                    let _ = std::io::stdout().flush();
+                }
+                let panic = line.contains("Kernel panic");
+                let oops = line.contains("Oops:") || line.contains("BUG: kernel");
+                lines.push(line);
+                if code.is_none() && (panic || oops) {
+                    failure = Some(if panic {
+                        (EXIT_PANIC, "guest kernel panic")
+                    } else {
+                        (EXIT_OOPS, "guest kernel Oops")
+                    });
+                    // Give the console a moment to print the trace.
+                    drain(&rx, &mut lines, Duration::from_secs(2), cfg.stream);
+                    break;
+                }
+            }
+            Ok(None) => open -= 1,
+            Err(_) => {
+                failure = Some(if start.elapsed() >= cfg.timeout {
+                    (EXIT_TIMEOUT, "guest run exceeded --timeout")
+                } else if up {
+                    (EXIT_HANG, "guest hung: no console output")
+                } else {
+                    (EXIT_NO_BOOT, "guest did not boot: no console output")
+                });
+                break;
+            }
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&work);
+    let total_secs = start.elapsed().as_secs_f64();
+    let output = lines.join("\n");
+    let (code, failure) = match (code, failure) {
+        (Some(c), None) => (c, None),
+        (_, Some((c, why))) => (c, Some(why.to_string())),
+        (None, None) if up => (
+            EXIT_NO_BOOT,
+            Some("guest stopped before the command finished".into()),
+        ),
+        (None, None) => (EXIT_NO_BOOT, Some("guest did not boot".into())),
+    };
+    Ok(VmResult {
+        code,
+        output,
+        failure,
+        boot_secs,
+        total_secs,
+    })
+}
+
+fn pump(r: impl std::io::Read, tx: mpsc::Sender<Option<String>>) {
+    let mut br = BufReader::new(r);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match br.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let s = String::from_utf8_lossy(&buf)
+                    .trim_end_matches('\n')
+                    .to_string();
+                if tx.send(Some(s)).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+    let _ = tx.send(None);
+}
+
+fn drain(rx: &mpsc::Receiver<Option<String>>, lines: &mut Vec<String>, d: Duration, stream: bool) {
+    let end = Instant::now() + d;
+    while let Ok(Some(l)) = rx.recv_timeout(end.saturating_duration_since(Instant::now())) {
+        if stream {
+            println!("{l}");
+        }
+        lines.push(l);
+    }
+}
+
+/// The console lines worth showing for a failed guest: the last few, plus any
+/// panic/Oops region.
+pub fn relevant_lines(output: &str) -> String {
+    let v: Vec<&str> = output.lines().collect();
+    let start = v
+        .iter()
+        .position(|l| {
+            l.contains("Kernel panic") || l.contains("Oops:") || l.contains("BUG: kernel")
+        })
+        .map(|i| i.saturating_sub(5))
+        .unwrap_or(v.len().saturating_sub(30));
+    v[start..v.len().min(start + 40)].join("\n")
+}
+
+pub fn tempdir(prefix: &str) -> Result<PathBuf> {
+    let base = std::env::temp_dir();
+    for i in 0..1000 {
+        let p = base.join(format!("{prefix}-{}-{i}", std::process::id()));
+        if std::fs::create_dir(&p).is_ok() {
+            return Ok(p);
+        }
+    }
+    bail!("cannot create a temporary folder in {}", base.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topology_parses_and_rejects() {
+        let t: Topology = "2:4:2".parse().unwrap();
+        assert_eq!(t.nr_cpus(), 16);
+        assert!("1:4".parse::<Topology>().is_err());
+        assert!("0:4:2".parse::<Topology>().is_err());
+        assert!("a:b:c".parse::<Topology>().is_err());
+    }
+
+    #[test]
+    fn shell_join_quotes() {
+        let s = shell_join(&["sh".into(), "-c".into(), "echo 'a b'; exit 7".into()]);
+        assert_eq!(s, r#"sh -c 'echo '\''a b'\''; exit 7'"#);
+    }
+
+    #[test]
+    fn ldd_lists_libc() {
+        let libs = ldd_libs(Path::new("/bin/ls")).unwrap();
+        assert!(
+            libs.iter().any(|p| p.to_string_lossy().contains("libc.so")),
+            "{libs:?}"
+        );
+    }
+}
