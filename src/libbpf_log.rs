@@ -39,12 +39,23 @@ fn tail_of_last_load_log(log: &[String], n: usize) -> Vec<String> {
         .position(|l| l.contains("END PROG LOAD LOG"))
         .map(|i| begin + i)
         .unwrap_or(log.len());
-    let body: Vec<String> = log[begin + 1..end]
+    let body: Vec<&String> = log[begin + 1..end]
         .iter()
         .filter(|l| !l.trim().is_empty())
-        .cloned()
         .collect();
-    body[body.len().saturating_sub(n)..].to_vec()
+    // Newer verifiers append a "Causal path:" explanation; the verdict is above it.
+    let verdict = body
+        .iter()
+        .position(|l| l.trim_start().starts_with("Causal path:"))
+        .unwrap_or(body.len());
+    let mut out: Vec<String> = body[verdict.saturating_sub(n)..verdict]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    if let Some(p) = body[verdict..].iter().find(|l| l.starts_with("processed ")) {
+        out.push(p.to_string());
+    }
+    out
 }
 
 #[cfg(test)]
@@ -61,6 +72,9 @@ mod tests {
             "0: R1=ctx()",
             "",
             "R2 invalid mem access 'scalar'",
+            "Causal path:",
+            "  sis_select_cpu @ main.bpf.c:364:5",
+            "processed 8 insns (limit 1000000)",
             "-- END PROG LOAD LOG --",
             "libbpf: failed to load",
         ]
@@ -69,8 +83,12 @@ mod tests {
         .collect();
         assert_eq!(
             tail_of_last_load_log(&log, 1),
-            vec!["R2 invalid mem access 'scalar'"]
+            vec![
+                "R2 invalid mem access 'scalar'",
+                "processed 8 insns (limit 1000000)"
+            ]
         );
-        assert_eq!(tail_of_last_load_log(&log, 10).len(), 2);
+        assert_eq!(tail_of_last_load_log(&log, 10).len(), 3);
+        assert!(tail_of_last_load_log(&log[..1], 5).is_empty());
     }
 }

@@ -62,6 +62,10 @@ struct Opts {
     /// Print the version and exit.
     #[arg(short = 'V', long)]
     version: bool,
+
+    /// Load a program the verifier must reject (tests the error path).
+    #[arg(long, hide = true)]
+    test_verifier_reject: bool,
 }
 
 fn interval(secs: f64, what: &str) -> Result<Duration> {
@@ -92,8 +96,8 @@ impl<'a> Scheduler<'a> {
             features::format(features)
         );
 
-        let mut builder = BpfSkelBuilder::default();
-        builder.obj_builder.debug(opts.verbose);
+        // libbpf's verbosity is set by libbpf_log::capture(), not obj_builder.debug().
+        let builder = BpfSkelBuilder::default();
         let mut skel = scx_ops_open!(builder, open_object, sis_ops, None)
             .context("opening the BPF scheduler")?;
         skel.struct_ops.sis_ops_mut().exit_dump_len = opts.exit_dump_len;
@@ -101,6 +105,7 @@ impl<'a> Scheduler<'a> {
         let ro = skel.maps.rodata_data.as_mut().context("BPF rodata")?;
         topo.write_rodata(ro);
         ro.slice_ns = opts.slice_us * 1000;
+        ro.test_verifier_reject = opts.test_verifier_reject;
         skel.maps.data_data.as_mut().context("BPF data")?.features = features;
 
         let mut skel = scx_ops_load!(skel, sis_ops, uei).map_err(verifier_hint)?;
@@ -203,6 +208,9 @@ impl<'a> Scheduler<'a> {
             }
         }
         let _ = self.struct_ops.take();
+        // Detached: no select_cpu runs any more, so these totals are exact.
+        let total = self.metrics(start.elapsed().as_secs_f64())?;
+        info!("totals {}", total.key_values());
         uei_report!(&self.skel, uei)
     }
 }
@@ -268,8 +276,25 @@ fn init_log(verbose: bool) -> Result<()> {
     .context("setting up logging")
 }
 
+/// Parse the command line; a usage error is one line and exit 2, like every other error.
+fn parse_opts() -> Opts {
+    match Opts::try_parse() {
+        Ok(o) => o,
+        Err(e) if e.use_stderr() => {
+            let msg = e.to_string();
+            let first = msg.lines().next().unwrap_or("invalid arguments");
+            eprintln!(
+                "{SCHEDULER_NAME}: {} (see --help)",
+                first.trim_start_matches("error: ")
+            );
+            std::process::exit(2);
+        }
+        Err(e) => e.exit(),
+    }
+}
+
 fn real_main() -> Result<()> {
-    let opts = Opts::parse();
+    let opts = parse_opts();
     if opts.version {
         println!("{SCHEDULER_NAME} {}", env!("CARGO_PKG_VERSION"));
         return Ok(());

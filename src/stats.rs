@@ -76,6 +76,7 @@ fn pct(n: u64, d: u64) -> f64 {
 
 impl Metrics {
     /// The seven placement steps; they sum to `select_cpu` exactly.
+    #[cfg(test)]
     pub fn steps(&self) -> [(&'static str, u64); 7] {
         [
             ("target", self.target),
@@ -86,6 +87,20 @@ impl Metrics {
             ("idle_cpu", self.idle_cpu),
             ("fallback", self.fallback),
         ]
+    }
+
+    /// `name=value ...` of every numeric field, for logs and shell tests.
+    pub fn key_values(&self) -> String {
+        let v = serde_json::to_value(self).unwrap_or_default();
+        v.as_object()
+            .map(|o| {
+                o.iter()
+                    .filter(|(_, v)| v.is_number())
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_default()
     }
 
     pub fn delta(&self, b: &Self) -> Self {
@@ -211,6 +226,12 @@ mod tests {
         assert_eq!(d.scan_max, 9);
         assert_eq!(d.features, "Y");
         assert_eq!(d.steps().iter().map(|s| s.1).sum::<u64>(), d.select_cpu);
+        let kv = d.key_values();
+        assert!(
+            kv.contains("select_cpu=15") && kv.contains("fallback=10"),
+            "{kv}"
+        );
+        assert!(!kv.contains("features"), "{kv}");
     }
 
     #[test]

@@ -20,6 +20,7 @@ const volatile u32 nr_cpu_ids = 1;
 const volatile u32 nr_llcs = 1;
 const volatile bool smt_enabled;
 const volatile u64 slice_ns = 5000000;
+const volatile bool test_verifier_reject;	/* --test-verifier-reject */
 const volatile u32 cpu_llc[MAX_CPUS];		/* cpu -> LLC index */
 const volatile u32 cpu_node[MAX_CPUS];		/* cpu -> NUMA node */
 const volatile u32 cpu_core[MAX_CPUS];		/* cpu -> core index */
@@ -367,6 +368,9 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	struct task_ctx *tctx;
 	u32 step = STAT_FALLBACK, scanned = 0;
 	s32 target, cpu;
+
+	if (test_verifier_reject)
+		return *(s32 *)(long)prev_cpu;	/* a scalar dereference: rejected */
 
 	tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
 	if (!tctx || !valid_cpu(prev_cpu))

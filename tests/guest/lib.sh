@@ -25,3 +25,15 @@ stop_sis() {
 	wait "$SIS_PID"
 	SIS_RC=$?
 }
+# total FIELD LOG: a counter from the loader's exit line `totals name=value ...`
+total() { grep -o "totals .*" "$2" | tr ' ' '\n' | grep "^$1=" | cut -d= -f2; }
+# identity LOG: the seven placement steps sum to select_cpu exactly
+identity() {
+	sum=0
+	for f in target prev recent idle_core idle_smt idle_cpu fallback; do
+		sum=$((sum + $(total $f "$1")))
+	done
+	n=$(total select_cpu "$1")
+	echo "# $1: select_cpu=$n, steps sum=$sum"
+	[ -n "$n" ] && [ "$n" -gt 0 ] && [ "$sum" = "$n" ]
+}

@@ -117,6 +117,20 @@ pub fn build_scheduler() -> Result<()> {
     Ok(())
 }
 
+/// The guest test helper (tests/guest/probe.c), built static so it needs no libraries.
+pub fn build_probe() -> Result<PathBuf> {
+    let out = repo_root().join("target/sis-probe");
+    let src = repo_root().join("tests/guest/probe.c");
+    let st = Command::new("cc")
+        .args(["-O2", "-static", "-pthread", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .context("running cc for sis-probe")?;
+    anyhow::ensure!(st.success(), "building {} failed", src.display());
+    Ok(out)
+}
+
 impl GuestOpts {
     pub fn config(&self, stream: bool) -> Result<vm::VmConfig> {
         let kernel = kernel::resolve(&repo_root(), self.kernel.as_deref())?;
@@ -142,6 +156,8 @@ impl GuestOpts {
         if !self.no_build {
             build_scheduler()?;
         }
+        let mut cfg = cfg;
+        cfg.with.push(build_probe()?);
         anyhow::ensure!(
             scx_sis_bin().is_file(),
             "{} is missing: build it or drop --no-build",

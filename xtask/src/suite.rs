@@ -111,14 +111,14 @@ fn vm_tests(kernels: &[Kernel]) -> Vec<VmTest> {
     v
 }
 
-fn run_vm_test(t: &VmTest, tally: &Mutex<Tally>) {
+fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tally>) {
     let start = Instant::now();
     let cfg = vm::VmConfig {
         kernel: t.kernel.clone(),
         topology: t.topo.parse::<Topology>().expect("valid test topology"),
         numa: t.numa,
         mem_mib: 2048,
-        with: vec![scx_sis_bin()],
+        with: vec![scx_sis_bin(), probe.to_path_buf()],
         dirs: vec![(repo_root().join("tests/guest"), "/tests".into())],
         timeout: Duration::from_secs(t.timeout),
         idle_timeout: Duration::from_secs(120),
@@ -317,6 +317,7 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
     let start = Instant::now();
     setup::ensure()?;
     build_scheduler()?;
+    let probe = crate::build_probe()?;
     let kernels = test_kernels()?;
     let mut tally = Tally::default();
     if unit {
@@ -335,10 +336,11 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
         .map(|_| {
             let q = queue.clone();
             let t = tally.clone();
+            let probe = probe.clone();
             std::thread::spawn(move || loop {
                 let next = q.lock().unwrap().pop();
                 match next {
-                    Some(test) => run_vm_test(&test, &t),
+                    Some(test) => run_vm_test(&test, &probe, &t),
                     None => break,
                 }
             })

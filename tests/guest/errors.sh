@@ -1,0 +1,25 @@
+# errors.sh: every bad start gets one clear line and a non-zero exit; nothing stays loaded.
+. /tests/lib.sh
+expect_err() { # expect_err NAME PATTERN CMD...
+	n=$1; pat=$2; shift 2
+	"$@" >/tmp/e.out 2>/tmp/e.err; rc=$?
+	lines=$(grep -c . /tmp/e.err)
+	check "$n" "exit $rc, $lines lines: $(head -c 600 /tmp/e.err)" \
+		sh -c "[ $rc -ne 0 ] && grep -q \"$pat\" /tmp/e.err && [ $lines -eq 1 ]"
+	check "$n-nothing-loaded" "state=$(state)" [ "$(state)" = disabled ]
+}
+expect_err unknown-feature "unknown feature 'NO_IDLE_CORES' (valid: WAKE_AFFINE, IDLE_CORE" scx_sis -f NO_IDLE_CORES
+expect_err zero-slice "slice-us" scx_sis --slice-us 0
+expect_err bad-stats-interval "stats must be between" scx_sis --stats=-1
+expect_err not-root "must run as root" su -s /bin/sh nobody -c scx_sis
+start_sis /tmp/first.log
+"scx_sis" >/tmp/e.out 2>/tmp/e.err; rc=$?
+check already-loaded "exit $rc: $(cat /tmp/e.err)" sh -c "[ $rc -ne 0 ] && grep -q 'another sched_ext scheduler is already loaded (sis' /tmp/e.err"
+check first-still-enabled "state=$(state)" [ "$(state)" = enabled ]
+stop_sis
+scx_sis --test-verifier-reject >/tmp/e.out 2>/tmp/e.err; rc=$?
+echo "# verifier rejection output:"; sed 's/^/| /' /tmp/e.err | tail -8
+check verifier-rejection "exit $rc" sh -c "[ $rc -ne 0 ] && grep -q 'verifier rejected' /tmp/e.err && grep -q 'invalid mem access' /tmp/e.err"
+check verifier-nothing-loaded "state=$(state)" [ "$(state)" = disabled ]
+scx_sis --list-features >/tmp/lf.txt
+check list-features "$(cat /tmp/lf.txt)" sh -c 'grep -q "^IDLE_CORE *on" /tmp/lf.txt && [ $(grep -c . /tmp/lf.txt) = 5 ]'

@@ -1,0 +1,23 @@
+# stress.sh SECS: stress-ng (cpu, fork, affinity) plus hackbench at twice the CPU
+# count; scx_sis stays loaded (no watchdog stall) and exits 0 on SIGINT.
+. /tests/lib.sh
+SECS=${1:-60}
+N=$(nproc)
+start_sis /tmp/s.log --stats 10 || fail start "$(tail -5 /tmp/s.log)"
+stress-ng --cpu $N --fork 2 --affinity 2 --timeout ${SECS}s --quiet >/tmp/sng.log 2>&1 & SNG=$!
+end=$(($(date +%s) + SECS))
+hb=0
+while [ "$(date +%s)" -lt $end ]; do
+	hackbench -g 1 -f $N -l 50 >/dev/null 2>&1 && hb=$((hb + 1))
+done
+wait $SNG; sng=$?
+echo "# $hb hackbench runs, stress-ng exit $sng"
+check stress-ng-finished "stress-ng exit $sng: $(tail -3 /tmp/sng.log)" [ $sng = 0 ]
+check hackbench-ran "$hb runs" [ $hb -gt 0 ]
+check still-enabled "state=$(state); $(tail -5 /tmp/s.log)" [ "$(state)" = enabled ]
+check loader-alive "scx_sis died: $(tail -5 /tmp/s.log)" kill -0 $SIS_PID
+stop_sis
+check exit-0 "exit $SIS_RC: $(tail -5 /tmp/s.log)" [ "$SIS_RC" = 0 ]
+check no-stall "$(grep -i -m1 stall /tmp/s.log)" sh -c '! grep -qi "stall\|error" /tmp/s.log'
+check counter-identity "$(grep totals /tmp/s.log)" identity /tmp/s.log
+tail -3 /tmp/s.log | sed 's/^/| /'
