@@ -3,7 +3,7 @@
 load() { # load NAME FEATURES: scx_sis under a mixed wakeup load
 	start_sis /tmp/f-$1.log -f "$2" || { fail "$1-start" "$(tail -3 /tmp/f-$1.log)"; return; }
 	hackbench -g 2 -l 100 >/dev/null 2>&1
-	sis-probe pingpong 3000 >/dev/null
+	sis-probe pingpong 1000 >/dev/null
 	sis-probe wake 100 1000 0 >/dev/null
 	stop_sis
 	check "$1-identity" "$(grep totals /tmp/f-$1.log)" identity /tmp/f-$1.log
@@ -14,6 +14,8 @@ for f in recent idle_core idle_smt wake_affine hint_true; do
 	echo "# all features: $f=$(total $f /tmp/f-all.log)"
 done
 check on-idle-core "idle_core=$(total idle_core /tmp/f-all.log)" [ "$(total idle_core /tmp/f-all.log)" -gt 0 ]
+check on-recent "recent=$(total recent /tmp/f-all.log)" [ "$(total recent /tmp/f-all.log)" -gt 0 ]
+check on-sis-util "sis_util_cut=$(total sis_util_cut /tmp/f-all.log)" [ "$(total sis_util_cut /tmp/f-all.log)" -gt 0 ]
 check on-wake-affine "wake_affine=$(total wake_affine /tmp/f-all.log)" [ "$(total wake_affine /tmp/f-all.log)" -gt 0 ]
 load no_recent NO_RECENT_USED
 check off-recent "recent=$(total recent /tmp/f-no_recent.log)" [ "$(total recent /tmp/f-no_recent.log)" = 0 ]

@@ -2,8 +2,9 @@
 ok() { echo "ok $1"; }
 fail() { echo "not ok $1: $2"; }
 check() { # check NAME WHY CMD...
-	n=$1; w=$2; shift 2
-	if "$@"; then ok "$n"; else fail "$n" "$w"; fi
+	local name=$1 why=$2
+	shift 2
+	if "$@"; then ok "$name"; else fail "$name" "$why"; fi
 }
 state() { cat /sys/kernel/sched_ext/state 2>/dev/null || echo missing; }
 # wait_state STATE SECS: poll the sched_ext state
@@ -29,11 +30,11 @@ stop_sis() {
 total() { grep -o "totals .*" "$2" | tr ' ' '\n' | grep "^$1=" | cut -d= -f2; }
 # identity LOG: the seven placement steps sum to select_cpu exactly
 identity() {
-	sum=0
+	local sum=0 f calls
 	for f in target prev recent idle_core idle_smt idle_cpu fallback; do
 		sum=$((sum + $(total $f "$1")))
 	done
-	n=$(total select_cpu "$1")
-	echo "# $1: select_cpu=$n, steps sum=$sum"
-	[ -n "$n" ] && [ "$n" -gt 0 ] && [ "$sum" = "$n" ]
+	calls=$(total select_cpu "$1")
+	echo "# $1: select_cpu=$calls, steps sum=$sum"
+	[ -n "$calls" ] && [ "$calls" -gt 0 ] && [ "$sum" = "$calls" ]
 }

@@ -51,6 +51,9 @@ pub struct GuestOpts {
     /// Kill the guest after this many seconds.
     #[arg(long, default_value_t = 600)]
     timeout: u64,
+    /// A guest silent on its console this long has hung.
+    #[arg(long, default_value_t = 180)]
+    idle_timeout: u64,
     /// Multi-threaded TCG (faster but racy on qemu 7.2, see PLATFORM.md).
     #[arg(long)]
     tcg_multi: bool,
@@ -144,7 +147,7 @@ impl GuestOpts {
             with,
             dirs: vec![(repo_root().join("tests/guest"), "/tests".into())],
             timeout: Duration::from_secs(self.timeout),
-            idle_timeout: Duration::from_secs(180),
+            idle_timeout: Duration::from_secs(self.idle_timeout),
             tcg_multi: self.tcg_multi,
             stream,
         })

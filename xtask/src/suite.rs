@@ -58,56 +58,116 @@ fn test_kernels() -> Result<Vec<Kernel>> {
     Ok(ks)
 }
 
+/// (name, topology, numa, guest command, expected exit status, timeout s)
+type Spec = (&'static str, &'static str, bool, &'static str, i32, u64);
+
+/// Run on every kernel we test.
+const PER_KERNEL: &[Spec] = &[
+    (
+        "lifecycle",
+        "1:4:2",
+        false,
+        "sh /tests/lifecycle.sh",
+        0,
+        400,
+    ),
+    ("counters", "1:4:2", false, "sh /tests/counters.sh", 0, 400),
+];
+
+/// Run on the newest kernel.
+const ON_NEWEST: &[Spec] = &[
+    (
+        "topology-1:4:2",
+        "1:4:2",
+        false,
+        "sh /tests/topology.sh 1 4 2",
+        0,
+        300,
+    ),
+    (
+        "topology-2:2:2-numa",
+        "2:2:2",
+        true,
+        "sh /tests/topology.sh 2 2 2 numa",
+        0,
+        300,
+    ),
+    // also proves that the guest command's exit status reaches the host
+    (
+        "topology-1:4:1-exit7",
+        "1:4:1",
+        false,
+        "sh /tests/topology.sh 1 4 1; exit 7",
+        7,
+        300,
+    ),
+    (
+        "counters-2:2:2-numa",
+        "2:2:2",
+        true,
+        "sh /tests/counters.sh",
+        0,
+        400,
+    ),
+    (
+        "counters-1:4:1",
+        "1:4:1",
+        false,
+        "sh /tests/counters.sh",
+        0,
+        400,
+    ),
+    (
+        "placement-1:4:2",
+        "1:4:2",
+        false,
+        "sh /tests/placement.sh 400",
+        0,
+        400,
+    ),
+    (
+        "features-off",
+        "1:4:2",
+        false,
+        "sh /tests/features_off.sh",
+        0,
+        400,
+    ),
+    ("errors", "1:4:2", false, "sh /tests/errors.sh", 0, 300),
+    (
+        "stress-60s",
+        "1:4:2",
+        false,
+        "sh /tests/stress.sh 60",
+        0,
+        500,
+    ),
+];
+
 fn vm_tests(kernels: &[Kernel]) -> Vec<VmTest> {
-    let newest = kernels.last().expect("at least one kernel").clone();
-    let t = |name: &str, topo: &'static str, numa: bool, cmd: &str, rc: i32, timeout: u64| VmTest {
-        name: name.to_string(),
-        kernel: newest.clone(),
-        topo,
-        numa,
-        cmd: cmd.to_string(),
-        rc,
-        timeout,
+    let make = |s: &Spec, k: &Kernel, name: String| VmTest {
+        name,
+        kernel: k.clone(),
+        topo: s.1,
+        numa: s.2,
+        cmd: s.3.to_string(),
+        rc: s.4,
+        timeout: s.5,
     };
-    let mut v = vec![
-        t(
-            "topology-1:4:2",
-            "1:4:2",
-            false,
-            "sh /tests/topology.sh 1 4 2",
-            0,
-            300,
-        ),
-        t(
-            "topology-2:2:2-numa",
-            "2:2:2",
-            true,
-            "sh /tests/topology.sh 2 2 2 numa",
-            0,
-            300,
-        ),
-        // Also proves the guest's exit status reaches the host.
-        t(
-            "topology-1:4:1-exit7",
-            "1:4:1",
-            false,
-            "sh /tests/topology.sh 1 4 1; exit 7",
-            7,
-            300,
-        ),
-    ];
+    let newest = kernels.last().expect("at least one kernel");
+    let mut v: Vec<VmTest> = ON_NEWEST
+        .iter()
+        .map(|s| make(s, newest, s.0.to_string()))
+        .collect();
     for k in kernels {
-        let mut l = t(
-            &format!("lifecycle-{}", k.version),
-            "1:4:2",
-            false,
-            "sh /tests/lifecycle.sh",
-            0,
-            400,
+        v.extend(
+            PER_KERNEL
+                .iter()
+                .map(|s| make(s, k, format!("{}-{}", s.0, k.version))),
         );
-        l.kernel = k.clone();
-        v.push(l);
     }
+    // longest first: the queue is popped from the end
+    v.sort_by_key(|t| t.timeout);
     v
 }
 
@@ -293,9 +353,11 @@ fn host_tests(tally: &mut Tally, kernels: &[Kernel]) -> Result<()> {
     let (code, err) = run(&["vm", "--no-build", "--topology", "1:0:2", "--", "true"])?;
     tally.check(
         "host/vm-bad-topology",
-        code == 2 && err.contains("SOCKETS:CORES:THREADS") || err.contains("positive"),
+        code == 2 && err.contains("SOCKETS:CORES:THREADS"),
         || format!("exit {code}, stderr: {err}"),
     );
+
+    guest_failure_tests(tally, &run, k)?;
 
     // The host kernel has no sched_ext: scx_sis must say so, in one line.
     if !std::path::Path::new("/sys/kernel/sched_ext").exists() {
@@ -310,6 +372,69 @@ fn host_tests(tally: &mut Tally, kernels: &[Kernel]) -> Result<()> {
             || format!("exit {code}, stderr: {err}"),
         );
     }
+    Ok(())
+}
+
+/// A guest that panics, hangs or never boots ends the run with its own exit code
+/// and a one-line reason.
+fn guest_failure_tests(
+    tally: &mut Tally,
+    run: &dyn Fn(&[&str]) -> std::io::Result<(i32, String)>,
+    k: &Kernel,
+) -> Result<()> {
+    let kernel = k.vmlinuz.to_string_lossy().to_string();
+    let base = ["vm", "--no-build", "--kernel", kernel.as_str()];
+    let cases: [(&str, Vec<&str>, i32, &str); 3] = [
+        (
+            "panic",
+            vec!["--", "sh", "-c", "echo c > /proc/sysrq-trigger"],
+            vm::EXIT_PANIC,
+            "guest kernel panic",
+        ),
+        (
+            "hang",
+            vec!["--idle-timeout", "8", "--", "sleep", "600"],
+            vm::EXIT_HANG,
+            "guest hung: no console output",
+        ),
+        (
+            "timeout",
+            vec![
+                "--timeout",
+                "20",
+                "--",
+                "sh",
+                "-c",
+                "while :; do echo .; sleep 1; done",
+            ],
+            vm::EXIT_TIMEOUT,
+            "guest run exceeded --timeout",
+        ),
+    ];
+    for (name, extra, want, reason) in cases {
+        let args: Vec<&str> = base.iter().copied().chain(extra).collect();
+        let (code, err) = run(&args)?;
+        tally.check(
+            &format!("host/vm-guest-{name}"),
+            code == want && err.contains(reason),
+            || format!("exit {code} (want {want}), stderr: {err}"),
+        );
+    }
+    // not a kernel at all: qemu cannot boot it
+    let dir = vm::tempdir("xtask-noboot")?;
+    std::fs::write(dir.join("vmlinuz-0.2-garbage"), vec![0u8; 4096])?;
+    std::fs::copy(&k.config, dir.join("config-0.2-garbage"))?;
+    let path = dir
+        .join("vmlinuz-0.2-garbage")
+        .to_string_lossy()
+        .to_string();
+    let (code, err) = run(&["vm", "--no-build", "--kernel", &path, "--", "true"])?;
+    tally.check(
+        "host/vm-guest-no-boot",
+        code == vm::EXIT_NO_BOOT && err.contains("guest did not boot"),
+        || format!("exit {code}, stderr: {err}"),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }
 
