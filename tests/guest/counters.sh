@@ -13,8 +13,14 @@ tbench -t 4 -c /usr/share/dbench/client.txt $(nproc) 127.0.0.1 >/tmp/tb.log 2>&1
 kill $SRV
 check tbench "$(tail -2 /tmp/tb.log)" grep -q Throughput /tmp/tb.log
 check still-enabled "state=$(state)" [ "$(state)" = enabled ]
-stop_sis
-check exit-0 "exit $SIS_RC: $(tail -3 /tmp/c.log)" [ "$SIS_RC" = 0 ]
+# --monitor attaches to the running instance through its stats socket, loads nothing
+(sis-probe pingpong 200000 >/dev/null &) ; timeout 5 scx_sis --monitor 1 >/tmp/mon.txt 2>&1
+killall sis-probe 2>/dev/null
+check monitor-prints "$(head -c 400 /tmp/mon.txt)" sh -c '[ $(grep -c "^\[scx_sis\] wake/s" /tmp/mon.txt) -ge 2 ]'
+sed 's/^/| /' /tmp/mon.txt | tail -2
+# SIGTERM, like SIGINT: exit 0, kernel back on its default scheduler
+kill -TERM "$SIS_PID"; wait "$SIS_PID"; SIS_RC=$?
+check exit-0-on-sigterm "exit $SIS_RC: $(tail -3 /tmp/c.log)" [ "$SIS_RC" = 0 ]
 check disabled-after "state=$(state)" wait_state disabled 5
 check counter-identity "$(grep totals /tmp/c.log)" identity /tmp/c.log
 grep -o "totals .*" /tmp/c.log | sed 's/^/| /'

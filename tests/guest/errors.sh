@@ -18,7 +18,7 @@ check already-loaded "exit $rc: $(cat /tmp/e.err)" sh -c "[ $rc -ne 0 ] && grep 
 check first-still-enabled "state=$(state)" [ "$(state)" = enabled ]
 stop_sis
 scx_sis --test-verifier-reject >/tmp/e.out 2>/tmp/e.err; rc=$?
-echo "# verifier rejection output:"; sed 's/^/| /' /tmp/e.err | tail -8
+echo "# verifier rejection output:"; sed 's/^/| /' /tmp/e.err | tail -20
 check verifier-rejection "exit $rc" sh -c "[ $rc -ne 0 ] && grep -q 'verifier rejected' /tmp/e.err && grep -q 'invalid mem access' /tmp/e.err"
 check verifier-nothing-loaded "state=$(state)" [ "$(state)" = disabled ]
 scx_sis --list-features >/tmp/lf.txt
