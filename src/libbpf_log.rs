@@ -7,8 +7,8 @@ use std::sync::Mutex;
 static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static VERBOSE: Mutex<bool> = Mutex::new(false);
 
-fn on_print(level: PrintLevel, msg: String) {
-    if *VERBOSE.lock().unwrap() || level == PrintLevel::Warn {
+fn on_print(_level: PrintLevel, msg: String) {
+    if *VERBOSE.lock().unwrap() {
         eprint!("{msg}");
     }
     let mut log = LOG.lock().unwrap();

@@ -3,7 +3,9 @@
 
 mod bpf_intf;
 mod bpf_skel;
+mod control;
 mod features;
+mod hist;
 mod libbpf_log;
 mod stats;
 mod topo;
@@ -18,6 +20,7 @@ use scx_stats::prelude::*;
 use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report, UserExitInfo};
 use stats::Metrics;
 use std::mem::MaybeUninit;
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -47,6 +50,19 @@ struct Opts {
     #[arg(long, value_name = "SECS")]
     monitor: Option<f64>,
 
+    /// With --stats or --monitor: print each interval as one JSON object.
+    #[arg(long)]
+    json: bool,
+
+    /// With --stats or --monitor: print the full per-step table each interval.
+    #[arg(long, conflicts_with = "json")]
+    stats_detail: bool,
+
+    /// Change the features of the running scx_sis (e.g. NO_IDLE_CORE); without a
+    /// value, print them. Goes through the ctl map pinned at /sys/fs/bpf/scx_sis/ctl.
+    #[arg(long, value_name = "FEATURES", num_args = 0..=1, default_missing_value = "")]
+    set: Option<String>,
+
     /// Describe every stats field and exit.
     #[arg(long)]
     help_stats: bool,
@@ -75,10 +91,30 @@ fn interval(secs: f64, what: &str) -> Result<Duration> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+#[derive(Clone, Copy)]
+pub enum Output {
+    Line,
+    Json,
+    Detail,
+}
+
+impl Output {
+    fn of(opts: &Opts) -> Self {
+        if opts.json {
+            Output::Json
+        } else if opts.stats_detail {
+            Output::Detail
+        } else {
+            Output::Line
+        }
+    }
+}
+
 struct Scheduler<'a> {
     skel: BpfSkel<'a>,
     struct_ops: Option<libbpf_rs::Link>,
     stats_server: StatsServer<(), Metrics>,
+    _pin: control::Pin,
 }
 
 impl<'a> Scheduler<'a> {
@@ -106,9 +142,16 @@ impl<'a> Scheduler<'a> {
         topo.write_rodata(ro);
         ro.slice_ns = opts.slice_us * 1000;
         ro.test_verifier_reject = opts.test_verifier_reject;
-        skel.maps.data_data.as_mut().context("BPF data")?.features = features;
 
         let mut skel = scx_ops_load!(skel, sis_ops, uei).map_err(verifier_hint)?;
+        control::write(
+            &skel.maps.ctl,
+            &bpf_intf::sis_ctl {
+                features,
+                generation: 0,
+            },
+        )?;
+        let pin = control::Pin::create(&mut skel.maps.ctl)?;
         let struct_ops = Some(scx_ops_attach!(skel, sis_ops).context("attaching scx_sis")?);
         let stats_server = StatsServer::new(stats::server_data())
             .launch()
@@ -118,10 +161,13 @@ impl<'a> Scheduler<'a> {
             skel,
             struct_ops,
             stats_server,
+            _pin: pin,
         })
     }
 
+    /// Totals since load: per-CPU counters summed, histograms merged.
     fn metrics(&self, interval_s: f64) -> Result<Metrics> {
+        use bpf_intf::*;
         let cpus = self
             .skel
             .maps
@@ -129,22 +175,27 @@ impl<'a> Scheduler<'a> {
             .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
             .context("reading the stats map")?
             .context("stats map has no entry 0")?;
-        let mut c = [0u64; bpf_intf::sis_stat_NR_SIS_STATS as usize];
-        let mut scan_max = 0;
+        let mut c = [0u64; sis_stat_NR_SIS_STATS as usize];
+        let mut lat = vec![0u64; (lat_class_NR_LAT_CLASSES * hist_consts_NR_LAT_BUCKETS) as usize];
+        let mut scan = vec![0u64; hist_consts_NR_SCAN_BUCKETS as usize];
+        let mut scan_max_ever = 0;
         for v in cpus {
-            let words: Vec<u64> = v
-                .chunks_exact(8)
-                .map(|b| u64::from_ne_bytes(b.try_into().unwrap()))
-                .collect();
-            for (i, x) in c.iter_mut().enumerate() {
-                *x += words.get(i).copied().unwrap_or(0);
-            }
-            scan_max = scan_max.max(words.get(c.len()).copied().unwrap_or(0));
+            anyhow::ensure!(v.len() >= std::mem::size_of::<sis_cpu_stats>(), "short stats value");
+            // SAFETY: sis_cpu_stats is plain old data (u64 arrays) and v holds its size.
+            let st: sis_cpu_stats = unsafe { std::ptr::read_unaligned(v.as_ptr() as *const _) };
+            c.iter_mut().zip(st.cnt).for_each(|(a, b)| *a += b);
+            lat.iter_mut()
+                .zip(st.lat.iter().flatten())
+                .for_each(|(a, b)| *a += b);
+            scan.iter_mut().zip(st.scan_hist).for_each(|(a, b)| *a += b);
+            scan_max_ever = scan_max_ever.max(st.scan_max);
         }
+        let ctl = control::read(&self.skel.maps.ctl)?;
+        let (prog_run_ns, prog_run_cnt) = prog_stats(self.skel.progs.sis_select_cpu.as_fd());
         let s = |i: u32| c[i as usize];
-        use bpf_intf::*;
-        Ok(Metrics {
-            features: features::format(self.skel.maps.data_data.as_ref().unwrap().features),
+        let mut m = Metrics {
+            features: features::format(ctl.features),
+            features_changed: ctl.generation,
             interval_s,
             select_cpu: s(sis_stat_STAT_SELECT),
             target: s(sis_stat_STAT_TARGET),
@@ -157,7 +208,7 @@ impl<'a> Scheduler<'a> {
             lost_claims: s(sis_stat_STAT_LOST_CLAIM),
             scanned: s(sis_stat_STAT_SCANNED),
             scan_calls: s(sis_stat_STAT_SCAN_CALLS),
-            scan_max,
+            scan_max_ever,
             sis_util_cut: s(sis_stat_STAT_SIS_UTIL_CUT),
             hint_set: s(sis_stat_STAT_HINT_SET),
             hint_true: s(sis_stat_STAT_HINT_TRUE),
@@ -169,7 +220,14 @@ impl<'a> Scheduler<'a> {
             migrations: s(sis_stat_STAT_MIGRATE),
             migrations_llc: s(sis_stat_STAT_MIGRATE_LLC),
             wake_affine: s(sis_stat_STAT_WAKE_AFFINE),
-        })
+            lat_hist: lat,
+            scan_hist: scan,
+            prog_run_ns,
+            prog_run_cnt,
+            ..Default::default()
+        };
+        m.finish();
+        Ok(m)
     }
 
     fn exited(&mut self) -> bool {
@@ -180,6 +238,7 @@ impl<'a> Scheduler<'a> {
         &mut self,
         shutdown: Arc<AtomicBool>,
         stats_every: Option<Duration>,
+        out: Output,
     ) -> Result<UserExitInfo> {
         let (res_ch, req_ch) = self.stats_server.channels();
         let start = Instant::now();
@@ -202,7 +261,7 @@ impl<'a> Scheduler<'a> {
                     let secs = last_print.elapsed().as_secs_f64();
                     last_print = Instant::now();
                     let cur = self.metrics(secs)?;
-                    cur.delta(&last_total).format(&mut std::io::stdout())?;
+                    stats::print(&cur.delta(&last_total), out)?;
                     last_total = cur;
                 }
             }
@@ -212,6 +271,22 @@ impl<'a> Scheduler<'a> {
         let total = self.metrics(start.elapsed().as_secs_f64())?;
         info!("totals {}", total.key_values());
         uei_report!(&self.skel, uei)
+    }
+}
+
+/// (ns, runs) of a program from the kernel's BPF stats (kernel.bpf_stats_enabled).
+fn prog_stats(fd: std::os::fd::BorrowedFd) -> (u64, u64) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: bpf_prog_info is plain old data; the kernel fills at most `len` bytes.
+    let mut info: libbpf_rs::libbpf_sys::bpf_prog_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of_val(&info) as u32;
+    let r = unsafe {
+        libbpf_rs::libbpf_sys::bpf_prog_get_info_by_fd(fd.as_raw_fd(), &mut info, &mut len)
+    };
+    if r == 0 {
+        (info.run_time_ns, info.run_cnt)
+    } else {
+        (0, 0)
     }
 }
 
@@ -307,6 +382,9 @@ fn real_main() -> Result<()> {
         stats::server_data().describe_meta(&mut std::io::stdout(), None)?;
         return Ok(());
     }
+    if let Some(spec) = &opts.set {
+        return control::set(spec);
+    }
     features::parse(&opts.features, features::default_mask())?;
     let stats_every = opts.stats.map(|s| interval(s, "stats")).transpose()?;
     init_log(opts.verbose)?;
@@ -317,7 +395,7 @@ fn real_main() -> Result<()> {
         .context("installing the SIGINT/SIGTERM handler")?;
 
     if let Some(secs) = opts.monitor {
-        return stats::monitor(interval(secs, "monitor")?, shutdown);
+        return stats::monitor(interval(secs, "monitor")?, shutdown, Output::of(&opts));
     }
     preflight()?;
     libbpf_log::capture(opts.verbose);
@@ -325,7 +403,7 @@ fn real_main() -> Result<()> {
     let mut open_object = MaybeUninit::uninit();
     loop {
         let mut sched = Scheduler::init(&opts, &mut open_object)?;
-        let uei = sched.run(shutdown.clone(), stats_every)?;
+        let uei = sched.run(shutdown.clone(), stats_every, Output::of(&opts))?;
         if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
             warn!("{SCHEDULER_NAME}: the kernel asked for a restart (CPU hotplug); restarting");
             continue;

@@ -5,6 +5,9 @@ use anyhow::Result;
 use scx_stats::prelude::*;
 use scx_stats_derive::{stat_doc, Stats};
 use serde::{Deserialize, Serialize};
+use crate::hist;
+use crate::Output;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -40,8 +43,6 @@ pub struct Metrics {
     pub scanned: u64,
     #[stat(desc = "select_idle_cpu walks started")]
     pub scan_calls: u64,
-    #[stat(desc = "Longest search since start, in CPUs tested")]
-    pub scan_max: u64,
     #[stat(desc = "select_idle_cpu walks stopped or skipped by the SIS_UTIL limit")]
     pub sis_util_cut: u64,
     #[stat(desc = "has_idle_cores hint set (0 -> 1) by a core going wholly idle")]
@@ -64,6 +65,90 @@ pub struct Metrics {
     pub migrations_llc: u64,
     #[stat(desc = "Wakeups whose target WAKE_AFFINE moved to the waker's CPU")]
     pub wake_affine: u64,
+    #[stat(desc = "Longest search since the scheduler started, in CPUs tested")]
+    pub scan_max_ever: u64,
+    #[stat(desc = "Times the features were changed with --set (since start in totals)")]
+    pub features_changed: u64,
+
+    #[stat(desc = "Wakeups whose latency (runnable -> running) was measured")]
+    pub lat_wakeups: u64,
+    #[stat(desc = "Wakeup latency p50, us (log2 buckets, interpolated: exact to a factor of 2)")]
+    pub lat_p50_us: f64,
+    #[stat(desc = "Wakeup latency p90, us")]
+    pub lat_p90_us: f64,
+    #[stat(desc = "Wakeup latency p99, us")]
+    pub lat_p99_us: f64,
+    #[stat(desc = "Wakeup latency p99.9, us")]
+    pub lat_p999_us: f64,
+    #[stat(desc = "Wakeup latency max, us: upper edge of the highest non-empty bucket")]
+    pub lat_max_us: f64,
+    #[stat(desc = "Wakeup latency by placing step: idle_core, idle_smt, idle_cpu, target_prev_recent, fallback, no_select (single-CPU tasks)")]
+    pub lat_by_step: BTreeMap<String, LatStats>,
+
+    #[stat(desc = "Mean CPUs tested per select_cpu")]
+    pub scan_mean: f64,
+    #[stat(desc = "p99 of CPUs tested per select_cpu (64 means >= 64)")]
+    pub scan_p99: u64,
+    #[stat(desc = "Most CPUs tested by one select_cpu in the interval (64 means >= 64)")]
+    pub scan_max: u64,
+    #[stat(desc = "Percent of select_idle_cpu walks stopped or skipped by SIS_UTIL")]
+    pub sis_util_cut_pct: f64,
+    #[stat(desc = "Percent of idle-core walks whose has_idle_cores hint was wrong")]
+    pub hint_fp_pct: f64,
+    #[stat(desc = "Lost claims per 1000 wakeups")]
+    pub lost_per_1k: f64,
+    #[stat(desc = "Mean ns per select_cpu from the kernel's BPF program stats; 0 unless sysctl kernel.bpf_stats_enabled=1")]
+    pub select_ns: f64,
+
+    #[stat(desc = "Raw wakeup latency buckets, step after step (see lat_by_step)", _om_skip)]
+    pub lat_hist: Vec<u64>,
+    #[stat(desc = "Raw scan-length buckets, 0..63 then >= 64", _om_skip)]
+    pub scan_hist: Vec<u64>,
+    #[stat(desc = "Kernel BPF stats: total ns spent in select_cpu", _om_skip)]
+    pub prog_run_ns: u64,
+    #[stat(desc = "Kernel BPF stats: select_cpu runs", _om_skip)]
+    pub prog_run_cnt: u64,
+}
+
+/// Wakeup latency of the wakeups one step placed.
+#[stat_doc]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
+pub struct LatStats {
+    #[stat(desc = "Wakeups measured")]
+    pub wakeups: u64,
+    #[stat(desc = "p50, us")]
+    pub p50_us: f64,
+    #[stat(desc = "p90, us")]
+    pub p90_us: f64,
+    #[stat(desc = "p99, us")]
+    pub p99_us: f64,
+    #[stat(desc = "p99.9, us")]
+    pub p999_us: f64,
+    #[stat(desc = "max (bucket upper edge), us")]
+    pub max_us: f64,
+}
+
+/// Names of the latency classes, in the order of enum lat_class.
+pub const LAT_CLASSES: [&str; 6] = [
+    "idle_core",
+    "idle_smt",
+    "idle_cpu",
+    "target_prev_recent",
+    "fallback",
+    "no_select",
+];
+
+impl LatStats {
+    fn from_buckets(b: &[u64]) -> Self {
+        LatStats {
+            wakeups: b.iter().sum(),
+            p50_us: hist::lat_percentile(b, 0.50),
+            p90_us: hist::lat_percentile(b, 0.90),
+            p99_us: hist::lat_percentile(b, 0.99),
+            p999_us: hist::lat_percentile(b, 0.999),
+            max_us: hist::lat_max(b),
+        }
+    }
 }
 
 fn pct(n: u64, d: u64) -> f64 {
@@ -103,34 +188,60 @@ impl Metrics {
             .unwrap_or_default()
     }
 
+    /// The change from `b` to `self`, with the derived figures computed on it.
     pub fn delta(&self, b: &Self) -> Self {
         macro_rules! d {
             ($($f:ident),*) => { Self { $($f: self.$f.wrapping_sub(b.$f),)* ..self.clone() } };
         }
-        d!(
-            select_cpu,
-            target,
-            prev,
-            recent,
-            idle_core,
-            idle_smt,
-            idle_cpu,
-            fallback,
-            lost_claims,
-            scanned,
-            scan_calls,
-            sis_util_cut,
-            hint_set,
-            hint_true,
-            hint_false,
-            direct,
-            shared,
-            pinned,
-            steals,
-            migrations,
-            migrations_llc,
-            wake_affine
-        )
+        let vsub = |x: &[u64], y: &[u64]| -> Vec<u64> {
+            x.iter()
+                .enumerate()
+                .map(|(i, v)| v.wrapping_sub(y.get(i).copied().unwrap_or(0)))
+                .collect()
+        };
+        let mut m = d!(
+            select_cpu, target, prev, recent, idle_core, idle_smt, idle_cpu, fallback,
+            lost_claims, scanned, scan_calls, sis_util_cut, hint_set, hint_true, hint_false,
+            direct, shared, pinned, steals, migrations, migrations_llc, wake_affine,
+            features_changed, prog_run_ns, prog_run_cnt
+        );
+        m.lat_hist = vsub(&self.lat_hist, &b.lat_hist);
+        m.scan_hist = vsub(&self.scan_hist, &b.scan_hist);
+        m.finish();
+        m
+    }
+
+    /// Compute the percentiles and rates from the raw counters and buckets.
+    pub fn finish(&mut self) {
+        let nb = self.lat_hist.len() / LAT_CLASSES.len();
+        let mut all = vec![0u64; nb];
+        self.lat_by_step.clear();
+        for (i, name) in LAT_CLASSES.iter().enumerate() {
+            let b = &self.lat_hist[i * nb..(i + 1) * nb];
+            for (a, v) in all.iter_mut().zip(b) {
+                *a += v;
+            }
+            self.lat_by_step
+                .insert(name.to_string(), LatStats::from_buckets(b));
+        }
+        let l = LatStats::from_buckets(&all);
+        self.lat_wakeups = l.wakeups;
+        self.lat_p50_us = l.p50_us;
+        self.lat_p90_us = l.p90_us;
+        self.lat_p99_us = l.p99_us;
+        self.lat_p999_us = l.p999_us;
+        self.lat_max_us = l.max_us;
+        self.scan_mean = hist::mean_scan(&self.scan_hist);
+        self.scan_p99 = hist::scan_percentile(&self.scan_hist, 0.99);
+        self.scan_max = hist::scan_max(&self.scan_hist);
+        self.sis_util_cut_pct = pct(self.sis_util_cut, self.scan_calls);
+        self.hint_fp_pct = pct(self.hint_false, self.hint_true + self.hint_false);
+        self.lost_per_1k = pct(self.lost_claims, self.select_cpu) * 10.0;
+        self.select_ns = if self.prog_run_cnt > 0 {
+            self.prog_run_ns as f64 / self.prog_run_cnt as f64
+        } else {
+            0.0
+        };
     }
 
     pub fn format<W: Write>(&self, w: &mut W) -> Result<()> {
@@ -154,20 +265,56 @@ impl Metrics {
         .collect();
         writeln!(
             w,
-            "[scx_sis] wake/s {:>7.0} | % {} | scan {:.1}/{} cut {:.0}% | hint fp {:.0}% | lost {} | q {}/{} steal {} | mig {:.0}% | {}",
+            "[scx_sis] wake/s {:>6.0} | % {} | lat us p50 {:.0} p99 {:.0} max {:.0} | scan {:.1} p99 {} max {} cut {:.0}% | hint fp {:.0}% | lost/1k {:.1} | {:.0}ns | {}{}",
             rate,
             steps.join(" "),
-            if n > 0 { self.scanned as f64 / n as f64 } else { 0.0 },
+            self.lat_p50_us,
+            self.lat_p99_us,
+            self.lat_max_us,
+            self.scan_mean,
+            self.scan_p99,
             self.scan_max,
-            pct(self.sis_util_cut, self.scan_calls),
-            pct(self.hint_false, self.hint_true + self.hint_false),
-            self.lost_claims,
-            self.direct,
-            self.shared,
-            self.steals,
-            pct(self.migrations, n),
+            self.sis_util_cut_pct,
+            self.hint_fp_pct,
+            self.lost_per_1k,
+            self.select_ns,
             self.features,
+            if self.features_changed > 0 { " [features changed]" } else { "" },
         )?;
+        Ok(())
+    }
+
+    /// The full per-step table (`--stats-detail`).
+    pub fn format_detail<W: Write>(&self, w: &mut W) -> Result<()> {
+        let n = self.select_cpu;
+        writeln!(w, "[scx_sis] {:.1}s  features {}{}", self.interval_s, self.features,
+            if self.features_changed > 0 { "  [features changed]" } else { "" })?;
+        writeln!(w, "  {:<20} {:>9} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}", "step", "wakeups", "%", "p50us", "p90us", "p99us", "p99.9us", "maxus")?;
+        let placed = [
+            ("target", self.target, None),
+            ("prev", self.prev, None),
+            ("recent", self.recent, None),
+            ("target_prev_recent", self.target + self.prev + self.recent, Some("target_prev_recent")),
+            ("idle_core", self.idle_core, Some("idle_core")),
+            ("idle_smt", self.idle_smt, Some("idle_smt")),
+            ("idle_cpu", self.idle_cpu, Some("idle_cpu")),
+            ("fallback", self.fallback, Some("fallback")),
+            ("no_select", 0, Some("no_select")),
+        ];
+        for (name, count, lat) in placed {
+            let l = lat.and_then(|k| self.lat_by_step.get(k)).cloned();
+            let count = if name == "no_select" { l.as_ref().map_or(0, |l| l.wakeups) } else { count };
+            match l {
+                Some(l) => writeln!(w, "  {:<20} {:>9} {:>6.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.0}", name, count, pct(count, n), l.p50_us, l.p90_us, l.p99_us, l.p999_us, l.max_us)?,
+                None => writeln!(w, "  {:<20} {:>9} {:>6.1}", name, count, pct(count, n))?,
+            }
+        }
+        writeln!(w, "  {:<20} {:>9}        {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.0}", "all wakeups", self.lat_wakeups, self.lat_p50_us, self.lat_p90_us, self.lat_p99_us, self.lat_p999_us, self.lat_max_us)?;
+        writeln!(w, "  search: select_cpu {} scanned {} (mean {:.2} p99 {} max {}, ever {}) walks {} cut by SIS_UTIL {:.1}% lost claims {} ({:.2}/1k) {:.0} ns/call",
+            n, self.scanned, self.scan_mean, self.scan_p99, self.scan_max, self.scan_max_ever, self.scan_calls, self.sis_util_cut_pct, self.lost_claims, self.lost_per_1k, self.select_ns)?;
+        writeln!(w, "  hint: set {} true {} false {} (fp {:.1}%)  wake_affine {}  migrations {} (cross-LLC {})",
+            self.hint_set, self.hint_true, self.hint_false, self.hint_fp_pct, self.wake_affine, self.migrations, self.migrations_llc)?;
+        writeln!(w, "  queueing: direct {} shared {} pinned {} steals {}", self.direct, self.shared, self.pinned, self.steals)?;
         Ok(())
     }
 }
@@ -186,16 +333,29 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
         Ok(read)
     });
     StatsServerData::new()
+        .add_meta(LatStats::meta())
         .add_meta(Metrics::meta())
         .add_ops("top", StatsOps { open, close: None })
 }
 
-pub fn monitor(intv: Duration, shutdown: Arc<AtomicBool>) -> Result<()> {
+/// One interval, in the chosen shape.
+pub fn print(m: &Metrics, out: Output) -> Result<()> {
+    let mut o = std::io::stdout().lock();
+    match out {
+        Output::Line => m.format(&mut o)?,
+        Output::Detail => m.format_detail(&mut o)?,
+        Output::Json => writeln!(o, "{}", serde_json::to_string(m)?)?,
+    }
+    o.flush()?;
+    Ok(())
+}
+
+pub fn monitor(intv: Duration, shutdown: Arc<AtomicBool>, out: Output) -> Result<()> {
     scx_utils::monitor_stats::<Metrics>(
         &[],
         intv,
         || shutdown.load(Ordering::Relaxed),
-        |m| m.format(&mut std::io::stdout()),
+        |m| print(&m, out),
     )
 }
 
@@ -209,7 +369,7 @@ mod tests {
             select_cpu: 10,
             target: 4,
             fallback: 6,
-            scan_max: 7,
+            scan_max_ever: 7,
             features: "X".into(),
             ..Default::default()
         };
@@ -217,13 +377,13 @@ mod tests {
             select_cpu: 25,
             target: 9,
             fallback: 16,
-            scan_max: 9,
+            scan_max_ever: 9,
             features: "Y".into(),
             ..Default::default()
         };
         let d = b.delta(&a);
         assert_eq!((d.select_cpu, d.target, d.fallback), (15, 5, 10));
-        assert_eq!(d.scan_max, 9);
+        assert_eq!(d.scan_max_ever, 9);
         assert_eq!(d.features, "Y");
         assert_eq!(d.steps().iter().map(|s| s.1).sum::<u64>(), d.select_cpu);
         let kv = d.key_values();
@@ -231,7 +391,36 @@ mod tests {
             kv.contains("select_cpu=15") && kv.contains("fallback=10"),
             "{kv}"
         );
-        assert!(!kv.contains("features"), "{kv}");
+        assert!(!kv.contains("features="), "{kv}");
+    }
+
+    #[test]
+    fn delta_computes_percentiles_per_step() {
+        let nb = 32;
+        let mut before = Metrics {
+            lat_hist: vec![0; LAT_CLASSES.len() * nb],
+            scan_hist: vec![0; 65],
+            ..Default::default()
+        };
+        before.lat_hist[3] = 5; // idle_core, [4,8) us, already counted
+        let mut after = before.clone();
+        after.lat_hist[3] += 10; // idle_core: 10 new wakeups in [4,8) us
+        after.lat_hist[4 * nb + 10] = 10; // fallback: 10 in [512,1024) us
+        after.scan_hist[2] = 19;
+        after.scan_hist[8] = 1;
+        after.select_cpu = 20;
+        after.lost_claims = 1;
+        let d = after.delta(&before);
+        assert_eq!(d.lat_wakeups, 20);
+        assert_eq!(d.lat_by_step["idle_core"].wakeups, 10);
+        assert_eq!(d.lat_by_step["idle_core"].p50_us, 6.0); // rank 5 of 10 in [4,8)
+        assert_eq!(d.lat_by_step["fallback"].p99_us, 1024.0);
+        assert_eq!(d.lat_p50_us, 8.0); // rank 10: the last idle_core sample
+        assert_eq!(d.lat_max_us, 1024.0);
+        assert_eq!((d.scan_p99, d.scan_max), (8, 8));
+        assert_eq!(d.lost_per_1k, 50.0);
+        let json = serde_json::to_value(&d).unwrap();
+        assert_eq!(json["lat_by_step"]["fallback"]["wakeups"], 10);
     }
 
     #[test]

@@ -35,6 +35,15 @@ enum sis_feature {
 	FEAT_SIS_UTIL = 1 << 4,
 };
 
+/*
+ * Live control, the one entry of the `ctl` map, pinned in bpffs by the loader so
+ * that `scx_sis --set` can change the features of the running scheduler.
+ */
+struct sis_ctl {
+	u64 features;		/* enum sis_feature bits */
+	u64 generation;		/* bumped by every change */
+};
+
 /* Per-CPU counters, summed by the loader. */
 enum sis_stat {
 	STAT_SELECT,		/* select_cpu calls */
@@ -63,9 +72,33 @@ enum sis_stat {
 	NR_SIS_STATS,
 };
 
+/*
+ * Wakeup latency (runnable -> running) histograms, split by the step that placed
+ * the wakeup. Bucket 0 is [0, 1) us, bucket i >= 1 is [2^(i-1), 2^i) us; the last
+ * bucket also takes everything longer.
+ */
+enum lat_class {
+	LAT_IDLE_CORE,
+	LAT_IDLE_SMT,
+	LAT_IDLE_CPU,
+	LAT_TARGET_PREV_RECENT,
+	LAT_FALLBACK,
+	LAT_NO_SELECT,		/* woke without select_cpu: single-CPU tasks */
+	NR_LAT_CLASSES,
+};
+
+enum hist_consts {
+	NR_LAT_BUCKETS = 32,
+	/* CPUs tested per select_cpu: exact for 0..63, the last bucket is >= 64 */
+	NR_SCAN_BUCKETS = 65,
+};
+
 struct sis_cpu_stats {
 	u64 cnt[NR_SIS_STATS];
 	u64 scan_max;		/* longest single search, in CPUs tested */
+	u64 last_scan;		/* CPUs tested by this CPU's latest search */
+	u64 lat[NR_LAT_CLASSES][NR_LAT_BUCKETS];
+	u64 scan_hist[NR_SCAN_BUCKETS];
 };
 
 #endif /* __INTF_H */

@@ -33,9 +33,17 @@ const volatile u32 core_cpus[MAX_CPUS];		/* siblings of each core, core after co
 const volatile u32 core_off[MAX_CPUS];
 const volatile u32 core_nr[MAX_CPUS];
 
-/* Live state the loader may change on a running scheduler. */
-volatile u64 features = FEAT_WAKE_AFFINE | FEAT_IDLE_CORE | FEAT_IDLE_SMT |
-			FEAT_RECENT_USED | FEAT_SIS_UTIL;
+/*
+ * Live control: the loader fills it before attaching and pins it in bpffs, where
+ * `scx_sis --set` changes it. Read at every test, so a change applies from the next
+ * wakeup on.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct sis_ctl);
+} ctl SEC(".maps");
 
 /* Per-LLC state: the sched_domain_shared fields fair.c keeps. */
 struct llc_ctx {
@@ -60,7 +68,9 @@ u64 util_last_refresh;
 
 struct task_ctx {
 	s32 recent_used_cpu;	/* p->recent_used_cpu */
-	u8 placed_by;		/* step that placed the last wakeup (enum sis_stat) */
+	u32 placed_by;		/* enum lat_class of the pending wakeup */
+	bool selected;		/* select_cpu ran for the pending wakeup */
+	u64 wake_ts;		/* when the task became runnable; 0: not a wakeup */
 };
 
 struct {
@@ -91,10 +101,18 @@ struct {
 #define CPU_IDX(c) ((u32)(c) & (MAX_CPUS - 1))
 #define LLC_IDX(l) ((u32)(l) & (MAX_LLCS - 1))
 
-static __always_inline bool feat(u64 f)
+/*
+ * The ctl entry is looked up once per wakeup and passed down as `feats`; each test
+ * loads the word afresh, so the verifier does not track its bits across the walk.
+ */
+static __always_inline struct sis_ctl *lookup_ctl(void)
 {
-	return features & f;
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&ctl, &zero);
 }
+
+#define feat(f) (READ_ONCE(feats->features) & (f))
 
 static __always_inline struct sis_cpu_stats *cpu_stats(void)
 {
@@ -152,7 +170,7 @@ static __always_inline bool claim(s32 cpu)
 }
 
 /* test_idle_cores(); IDLE_CORE off means the hint is never consulted. */
-static __always_inline bool test_idle_cores(s32 cpu)
+static __always_inline bool test_idle_cores(struct sis_ctl *feats, s32 cpu)
 {
 	if (!feat(FEAT_IDLE_CORE))
 		return false;
@@ -232,7 +250,8 @@ static __always_inline s32 select_idle_smt(struct task_struct *p, const struct c
  * CPUs, at most nr_idle_scan of them when SIS_UTIL is on.
  */
 static __always_inline s32 select_idle_cpu(struct task_struct *p, const struct cpumask *idle,
-					   bool has_idle_core, s32 target, u32 *step, u32 *scanned)
+					   bool has_idle_core, s32 target, u32 *step, u32 *scanned,
+					   struct sis_ctl *feats)
 {
 	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(target)]);
 	u32 off = llc_off[llc], nr_llc = llc_nr[llc], pos = cpu_llc_pos[CPU_IDX(target)];
@@ -297,7 +316,7 @@ static __always_inline s32 select_idle_cpu(struct task_struct *p, const struct c
  * when the idle test decides nothing, target stays prev_cpu.
  */
 static __always_inline s32 wake_affine(struct task_struct *p, s32 prev_cpu, u64 wake_flags,
-				       const struct cpumask *idle)
+				       const struct cpumask *idle, struct sis_ctl *feats)
 {
 	s32 this_cpu = bpf_get_smp_processor_id();
 
@@ -317,7 +336,7 @@ static __always_inline s32 wake_affine(struct task_struct *p, s32 prev_cpu, u64 
 static __always_inline s32 select_idle_sibling(struct task_struct *p, struct task_ctx *tctx,
 					       s32 prev, s32 target,
 					       const struct cpumask *idle, u32 *step,
-					       u32 *scanned)
+					       u32 *scanned, struct sis_ctl *feats)
 {
 	bool has_idle_core = false;
 	s32 recent, i;
@@ -342,7 +361,7 @@ static __always_inline s32 select_idle_sibling(struct task_struct *p, struct tas
 		return recent;
 
 	if (smt_enabled) {
-		has_idle_core = test_idle_cores(target);
+		has_idle_core = test_idle_cores(feats, target);
 		*step = STAT_IDLE_SMT;
 		if (!has_idle_core && feat(FEAT_IDLE_SMT) && cpus_share_cache(prev, target)) {
 			i = select_idle_smt(p, idle, prev, scanned);
@@ -353,12 +372,44 @@ static __always_inline s32 select_idle_sibling(struct task_struct *p, struct tas
 
 	/* a core walk that finds no whole idle core may still return an idle CPU */
 	*step = STAT_IDLE_CPU;
-	i = select_idle_cpu(p, idle, has_idle_core, target, step, scanned);
+	i = select_idle_cpu(p, idle, has_idle_core, target, step, scanned, feats);
 	if (i >= 0)
 		return i;
 
 	*step = STAT_FALLBACK;
 	return target;
+}
+
+static __always_inline u32 lat_class_of(u32 step)
+{
+	switch (step) {
+	case STAT_IDLE_CORE:
+		return LAT_IDLE_CORE;
+	case STAT_IDLE_SMT:
+		return LAT_IDLE_SMT;
+	case STAT_IDLE_CPU:
+		return LAT_IDLE_CPU;
+	case STAT_FALLBACK:
+		return LAT_FALLBACK;
+	default:
+		return LAT_TARGET_PREV_RECENT;
+	}
+}
+
+/* log2 bucket of a latency: 0 for < 1 us, i for [2^(i-1), 2^i) us (fls64 of us) */
+static __always_inline u32 lat_bucket(u64 ns)
+{
+	u64 us = ns / 1000;
+	u32 b = 0;
+
+	if (us >= (1ULL << 32)) { b += 32; us >>= 32; }
+	if (us >= (1ULL << 16)) { b += 16; us >>= 16; }
+	if (us >= (1ULL << 8)) { b += 8; us >>= 8; }
+	if (us >= (1ULL << 4)) { b += 4; us >>= 4; }
+	if (us >= (1ULL << 2)) { b += 2; us >>= 2; }
+	if (us >= (1ULL << 1)) { b += 1; us >>= 1; }
+	b += us;
+	return b < NR_LAT_BUCKETS ? b : NR_LAT_BUCKETS - 1;
 }
 
 s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
@@ -368,6 +419,8 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	struct task_ctx *tctx;
 	u32 step = STAT_FALLBACK, scanned = 0;
 	s32 target, cpu;
+	struct sis_ctl *feats;
+	u64 idx;
 
 	if (test_verifier_reject)
 		return *(s32 *)(long)prev_cpu;	/* a scalar dereference: rejected */
@@ -376,20 +429,34 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	if (!tctx || !valid_cpu(prev_cpu))
 		return prev_cpu;
 
+	feats = lookup_ctl();
+	if (!feats)
+		return prev_cpu;
 	idle = scx_bpf_get_idle_cpumask();
-	target = wake_affine(p, prev_cpu, wake_flags, idle);
+	target = wake_affine(p, prev_cpu, wake_flags, idle, feats);
 	if (target != prev_cpu)
 		stat_inc(STAT_WAKE_AFFINE);
-	cpu = select_idle_sibling(p, tctx, prev_cpu, target, idle, &step, &scanned);
+	cpu = select_idle_sibling(p, tctx, prev_cpu, target, idle, &step, &scanned, feats);
 	scx_bpf_put_idle_cpumask(idle);
 
-	tctx->placed_by = step;
+	tctx->placed_by = lat_class_of(step);
+	tctx->selected = true;
 	s = cpu_stats();
 	if (s) {
 		s->cnt[STAT_SELECT]++;
 		if (step < NR_SIS_STATS)
 			s->cnt[step]++;
 		s->cnt[STAT_SCANNED] += scanned;
+		/*
+		 * Index the histogram through map memory: indexing with `scanned` itself
+		 * would make the verifier track it precisely through every iteration of
+		 * the walk, and it would never finish.
+		 */
+		WRITE_ONCE(s->last_scan, scanned);
+		idx = READ_ONCE(s->last_scan);
+		if (idx >= NR_SCAN_BUCKETS)
+			idx = NR_SCAN_BUCKETS - 1;
+		s->scan_hist[idx]++;
 		if (scanned > s->scan_max)
 			s->scan_max = scanned;
 		if (cpu != prev_cpu) {
@@ -473,13 +540,39 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		prev->scx.slice = slice_ns;
 }
 
+/* A wakeup starts the latency clock; the step that placed it names the histogram. */
+void BPF_STRUCT_OPS(sis_runnable, struct task_struct *p, u64 enq_flags)
+{
+	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+
+	if (!tctx)
+		return;
+	if (!(enq_flags & SCX_ENQ_WAKEUP)) {
+		tctx->wake_ts = 0;
+		return;
+	}
+	if (!tctx->selected)
+		tctx->placed_by = LAT_NO_SELECT;
+	tctx->selected = false;
+	tctx->wake_ts = scx_bpf_now();
+}
+
 void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 {
 	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(scx_bpf_task_cpu(p))];
+	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+	u64 now = scx_bpf_now();
+	struct sis_cpu_stats *s;
 
 	if (time_before(vtime_now, p->scx.dsq_vtime))
 		vtime_now = p->scx.dsq_vtime;
-	c->running_since = scx_bpf_now();
+	c->running_since = now;
+	if (!tctx || !tctx->wake_ts)
+		return;
+	s = cpu_stats();
+	if (s && now > tctx->wake_ts && tctx->placed_by < NR_LAT_CLASSES)
+		s->lat[tctx->placed_by][lat_bucket(now - tctx->wake_ts) & (NR_LAT_BUCKETS - 1)]++;
+	tctx->wake_ts = 0;
 }
 
 void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
@@ -617,6 +710,7 @@ SCX_OPS_DEFINE(sis_ops,
 	       .select_cpu = (void *)sis_select_cpu,
 	       .enqueue = (void *)sis_enqueue,
 	       .dispatch = (void *)sis_dispatch,
+	       .runnable = (void *)sis_runnable,
 	       .running = (void *)sis_running,
 	       .stopping = (void *)sis_stopping,
 	       .update_idle = (void *)sis_update_idle,

@@ -1,0 +1,114 @@
+//! Live feature switching. The loader pins the BPF `ctl` map (one `struct sis_ctl`)
+//! at /sys/fs/bpf/scx_sis/ctl, mode 0600 in a 0700 folder: only root can open it.
+//! `scx_sis --set` opens the pin, and rewrites the feature word; the BPF side reads it
+//! at every wakeup, so the change applies to the next one, without a reload.
+
+use crate::bpf_intf::sis_ctl;
+use crate::features;
+use anyhow::{bail, Context, Result};
+use libbpf_rs::{MapCore, MapFlags, MapHandle};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+pub const PIN_DIR: &str = "/sys/fs/bpf/scx_sis";
+pub const CTL_PIN: &str = "/sys/fs/bpf/scx_sis/ctl";
+
+pub fn read(map: &impl MapCore) -> Result<sis_ctl> {
+    let v = map
+        .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
+        .context("reading the ctl map")?
+        .context("ctl map has no entry 0")?;
+    if v.len() < std::mem::size_of::<sis_ctl>() {
+        bail!("ctl map value is {} bytes, expected {}", v.len(), std::mem::size_of::<sis_ctl>());
+    }
+    // SAFETY: sis_ctl is plain old data (two u64) and v holds at least its size.
+    Ok(unsafe { std::ptr::read_unaligned(v.as_ptr() as *const sis_ctl) })
+}
+
+pub fn write(map: &impl MapCore, ctl: &sis_ctl) -> Result<()> {
+    // SAFETY: sis_ctl is plain old data without padding.
+    let bytes = unsafe {
+        std::slice::from_raw_parts(ctl as *const sis_ctl as *const u8, std::mem::size_of::<sis_ctl>())
+    };
+    map.update(&0u32.to_ne_bytes(), bytes, MapFlags::ANY)
+        .context("writing the ctl map")
+}
+
+/// Removes the pin when the loader exits, however it exits.
+pub struct Pin;
+
+impl Pin {
+    /// Pin the ctl map, replacing a stale pin a killed loader left behind (the
+    /// caller has checked that no scheduler is loaded).
+    pub fn create(map: &mut libbpf_rs::MapMut) -> Result<Self> {
+        let dir = Path::new(PIN_DIR);
+        if !dir.exists() {
+            std::fs::create_dir(dir).with_context(|| format!("creating {PIN_DIR} (is bpffs mounted?)"))?;
+        }
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("restricting {PIN_DIR} to root"))?;
+        let meta = std::fs::symlink_metadata(dir).context("checking the pin folder")?;
+        if meta.file_type().is_symlink() {
+            bail!("{PIN_DIR} is a symlink; refusing to pin there");
+        }
+        if Path::new(CTL_PIN).exists() {
+            std::fs::remove_file(CTL_PIN).with_context(|| format!("removing the stale {CTL_PIN}"))?;
+        }
+        map.pin(CTL_PIN).with_context(|| format!("pinning the ctl map at {CTL_PIN}"))?;
+        std::fs::set_permissions(CTL_PIN, std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("restricting {CTL_PIN} to root"))?;
+        Ok(Pin)
+    }
+}
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(CTL_PIN);
+        let _ = std::fs::remove_dir(PIN_DIR);
+    }
+}
+
+fn running_sis() -> Result<()> {
+    let state = std::fs::read_to_string("/sys/kernel/sched_ext/state")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "missing".into());
+    let ops = std::fs::read_to_string("/sys/kernel/sched_ext/root/ops").unwrap_or_default();
+    if state != "enabled" || !ops.trim().starts_with("sis") {
+        bail!(
+            "no running scx_sis to change (sched_ext state {state}{})",
+            if ops.trim().is_empty() { String::new() } else { format!(", scheduler {}", ops.trim()) }
+        );
+    }
+    Ok(())
+}
+
+/// `scx_sis --set [SPEC]`: print the running instance's features, or change them.
+pub fn set(spec: &str) -> Result<()> {
+    if spec.trim().is_empty() {
+        running_sis()?;
+    } else {
+        // Validate before touching anything.
+        features::parse(spec, 0)?;
+        running_sis()?;
+    }
+    let map = MapHandle::from_pinned_path(CTL_PIN).map_err(|e| {
+        let msg = e.to_string();
+        if msg.contains("ermission") || msg.contains("EACCES") || msg.contains("EPERM") {
+            anyhow::anyhow!("permission denied: only root can read or change the features of a running scx_sis ({CTL_PIN})")
+        } else {
+            anyhow::anyhow!("cannot open {CTL_PIN} of the running scx_sis: {msg}")
+        }
+    })?;
+    let cur = read(&map)?;
+    if spec.trim().is_empty() {
+        println!("{}", features::format(cur.features));
+        return Ok(());
+    }
+    let new = sis_ctl {
+        features: features::parse(spec, cur.features)?,
+        generation: cur.generation.wrapping_add(1),
+    };
+    write(&map, &new)?;
+    println!("{} -> {}", features::format(cur.features), features::format(new.features));
+    Ok(())
+}
