@@ -19,7 +19,11 @@ pub fn read(map: &impl MapCore) -> Result<sis_ctl> {
         .context("reading the ctl map")?
         .context("ctl map has no entry 0")?;
     if v.len() < std::mem::size_of::<sis_ctl>() {
-        bail!("ctl map value is {} bytes, expected {}", v.len(), std::mem::size_of::<sis_ctl>());
+        bail!(
+            "ctl map value is {} bytes, expected {}",
+            v.len(),
+            std::mem::size_of::<sis_ctl>()
+        );
     }
     // SAFETY: sis_ctl is plain old data (two u64) and v holds at least its size.
     Ok(unsafe { std::ptr::read_unaligned(v.as_ptr() as *const sis_ctl) })
@@ -28,7 +32,10 @@ pub fn read(map: &impl MapCore) -> Result<sis_ctl> {
 pub fn write(map: &impl MapCore, ctl: &sis_ctl) -> Result<()> {
     // SAFETY: sis_ctl is plain old data without padding.
     let bytes = unsafe {
-        std::slice::from_raw_parts(ctl as *const sis_ctl as *const u8, std::mem::size_of::<sis_ctl>())
+        std::slice::from_raw_parts(
+            ctl as *const sis_ctl as *const u8,
+            std::mem::size_of::<sis_ctl>(),
+        )
     };
     map.update(&0u32.to_ne_bytes(), bytes, MapFlags::ANY)
         .context("writing the ctl map")
@@ -43,7 +50,8 @@ impl Pin {
     pub fn create(map: &mut libbpf_rs::MapMut) -> Result<Self> {
         let dir = Path::new(PIN_DIR);
         if !dir.exists() {
-            std::fs::create_dir(dir).with_context(|| format!("creating {PIN_DIR} (is bpffs mounted?)"))?;
+            std::fs::create_dir(dir)
+                .with_context(|| format!("creating {PIN_DIR} (is bpffs mounted?)"))?;
         }
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
             .with_context(|| format!("restricting {PIN_DIR} to root"))?;
@@ -52,9 +60,11 @@ impl Pin {
             bail!("{PIN_DIR} is a symlink; refusing to pin there");
         }
         if Path::new(CTL_PIN).exists() {
-            std::fs::remove_file(CTL_PIN).with_context(|| format!("removing the stale {CTL_PIN}"))?;
+            std::fs::remove_file(CTL_PIN)
+                .with_context(|| format!("removing the stale {CTL_PIN}"))?;
         }
-        map.pin(CTL_PIN).with_context(|| format!("pinning the ctl map at {CTL_PIN}"))?;
+        map.pin(CTL_PIN)
+            .with_context(|| format!("pinning the ctl map at {CTL_PIN}"))?;
         std::fs::set_permissions(CTL_PIN, std::fs::Permissions::from_mode(0o600))
             .with_context(|| format!("restricting {CTL_PIN} to root"))?;
         Ok(Pin)
@@ -76,7 +86,11 @@ fn running_sis() -> Result<()> {
     if state != "enabled" || !ops.trim().starts_with("sis") {
         bail!(
             "no running scx_sis to change (sched_ext state {state}{})",
-            if ops.trim().is_empty() { String::new() } else { format!(", scheduler {}", ops.trim()) }
+            if ops.trim().is_empty() {
+                String::new()
+            } else {
+                format!(", scheduler {}", ops.trim())
+            }
         );
     }
     Ok(())
@@ -109,6 +123,10 @@ pub fn set(spec: &str) -> Result<()> {
         generation: cur.generation.wrapping_add(1),
     };
     write(&map, &new)?;
-    println!("{} -> {}", features::format(cur.features), features::format(new.features));
+    println!(
+        "{} -> {}",
+        features::format(cur.features),
+        features::format(new.features)
+    );
     Ok(())
 }

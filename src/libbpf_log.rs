@@ -43,12 +43,22 @@ fn tail_of_last_load_log(log: &[String], n: usize) -> Vec<String> {
         .iter()
         .filter(|l| !l.trim().is_empty())
         .collect();
-    // Newer verifiers append a "Causal path:" explanation; the verdict is above it.
+    // Newer verifiers append a "Causal path:" explanation; the verdict is above it,
+    // right after the last instruction the verifier looked at.
     let verdict = body
         .iter()
         .position(|l| l.trim_start().starts_with("Causal path:"))
         .unwrap_or(body.len());
-    let mut out: Vec<String> = body[verdict.saturating_sub(n)..verdict]
+    let is_insn = |l: &str| {
+        let t = l.trim_start();
+        t.split_once(": (")
+            .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    };
+    let start = body[..verdict]
+        .iter()
+        .rposition(|l| is_insn(l))
+        .unwrap_or(verdict.saturating_sub(n));
+    let mut out: Vec<String> = body[start..verdict.min(start + n)]
         .iter()
         .map(|s| s.to_string())
         .collect();
@@ -70,6 +80,8 @@ mod tests {
             "-- END PROG LOAD LOG --",
             "libbpf: prog 'b': -- BEGIN PROG LOAD LOG --",
             "0: R1=ctx()",
+            "7: (bf) r1 = (s32)r7",
+            "8: (61) r6 = *(u32 *)(r1 +0)",
             "",
             "R2 invalid mem access 'scalar'",
             "Causal path:",
@@ -82,13 +94,14 @@ mod tests {
         .map(|s| s.to_string())
         .collect();
         assert_eq!(
-            tail_of_last_load_log(&log, 1),
+            tail_of_last_load_log(&log, 10),
             vec![
+                "8: (61) r6 = *(u32 *)(r1 +0)",
                 "R2 invalid mem access 'scalar'",
                 "processed 8 insns (limit 1000000)"
             ]
         );
-        assert_eq!(tail_of_last_load_log(&log, 10).len(), 3);
+        assert_eq!(tail_of_last_load_log(&log, 1).len(), 2);
         assert!(tail_of_last_load_log(&log[..1], 5).is_empty());
     }
 }

@@ -165,24 +165,45 @@ impl<'a> Scheduler<'a> {
         })
     }
 
+    /// Every CPU's counters, read again while any CPU's copy was torn by a
+    /// select_cpu in progress (seq_begin != seq_end).
+    fn stats_snapshot(&self) -> Result<Vec<bpf_intf::sis_cpu_stats>> {
+        for _ in 0..100 {
+            let raw = self
+                .skel
+                .maps
+                .stats
+                .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
+                .context("reading the stats map")?
+                .context("stats map has no entry 0")?;
+            let mut all = Vec::with_capacity(raw.len());
+            for v in raw {
+                anyhow::ensure!(
+                    v.len() >= std::mem::size_of::<bpf_intf::sis_cpu_stats>(),
+                    "stats map value is {} bytes, too short",
+                    v.len()
+                );
+                // SAFETY: sis_cpu_stats is plain old data (u64s) and v holds its size.
+                all.push(unsafe {
+                    std::ptr::read_unaligned(v.as_ptr() as *const bpf_intf::sis_cpu_stats)
+                });
+            }
+            if all.iter().all(|s| s.seq_begin == s.seq_end) {
+                return Ok(all);
+            }
+        }
+        bail!("could not read a consistent stats snapshot in 100 tries")
+    }
+
     /// Totals since load: per-CPU counters summed, histograms merged.
     fn metrics(&self, interval_s: f64) -> Result<Metrics> {
         use bpf_intf::*;
-        let cpus = self
-            .skel
-            .maps
-            .stats
-            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
-            .context("reading the stats map")?
-            .context("stats map has no entry 0")?;
+        let cpus = self.stats_snapshot()?;
         let mut c = [0u64; sis_stat_NR_SIS_STATS as usize];
         let mut lat = vec![0u64; (lat_class_NR_LAT_CLASSES * hist_consts_NR_LAT_BUCKETS) as usize];
         let mut scan = vec![0u64; hist_consts_NR_SCAN_BUCKETS as usize];
         let mut scan_max_ever = 0;
-        for v in cpus {
-            anyhow::ensure!(v.len() >= std::mem::size_of::<sis_cpu_stats>(), "short stats value");
-            // SAFETY: sis_cpu_stats is plain old data (u64 arrays) and v holds its size.
-            let st: sis_cpu_stats = unsafe { std::ptr::read_unaligned(v.as_ptr() as *const _) };
+        for st in cpus {
             c.iter_mut().zip(st.cnt).for_each(|(a, b)| *a += b);
             lat.iter_mut()
                 .zip(st.lat.iter().flatten())
@@ -414,6 +435,14 @@ fn real_main() -> Result<()> {
 
 fn main() {
     if let Err(e) = real_main() {
+        // A reader that went away (`scx_sis --monitor 1 | head`) is not an error.
+        let broken_pipe = e.chain().any(|c| {
+            c.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        });
+        if broken_pipe {
+            std::process::exit(0);
+        }
         // One line: the chain of contexts, outermost first.
         eprintln!("{SCHEDULER_NAME}: error: {e:#}");
         std::process::exit(1);

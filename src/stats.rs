@@ -1,12 +1,12 @@
 //! Counters exported through scx_stats: totals from BPF, per-interval deltas, the
 //! readable line, and `--monitor`.
 
+use crate::hist;
+use crate::Output;
 use anyhow::Result;
 use scx_stats::prelude::*;
 use scx_stats_derive::{stat_doc, Stats};
 use serde::{Deserialize, Serialize};
-use crate::hist;
-use crate::Output;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -82,7 +82,9 @@ pub struct Metrics {
     pub lat_p999_us: f64,
     #[stat(desc = "Wakeup latency max, us: upper edge of the highest non-empty bucket")]
     pub lat_max_us: f64,
-    #[stat(desc = "Wakeup latency by placing step: idle_core, idle_smt, idle_cpu, target_prev_recent, fallback, no_select (single-CPU tasks)")]
+    #[stat(
+        desc = "Wakeup latency by placing step: idle_core, idle_smt, idle_cpu, target_prev_recent, fallback, no_select (single-CPU tasks)"
+    )]
     pub lat_by_step: BTreeMap<String, LatStats>,
 
     #[stat(desc = "Mean CPUs tested per select_cpu")]
@@ -97,10 +99,15 @@ pub struct Metrics {
     pub hint_fp_pct: f64,
     #[stat(desc = "Lost claims per 1000 wakeups")]
     pub lost_per_1k: f64,
-    #[stat(desc = "Mean ns per select_cpu from the kernel's BPF program stats; 0 unless sysctl kernel.bpf_stats_enabled=1")]
+    #[stat(
+        desc = "Mean ns per select_cpu from the kernel's BPF program stats; 0 unless sysctl kernel.bpf_stats_enabled=1"
+    )]
     pub select_ns: f64,
 
-    #[stat(desc = "Raw wakeup latency buckets, step after step (see lat_by_step)", _om_skip)]
+    #[stat(
+        desc = "Raw wakeup latency buckets, step after step (see lat_by_step)",
+        _om_skip
+    )]
     pub lat_hist: Vec<u64>,
     #[stat(desc = "Raw scan-length buckets, 0..63 then >= 64", _om_skip)]
     pub scan_hist: Vec<u64>,
@@ -200,10 +207,31 @@ impl Metrics {
                 .collect()
         };
         let mut m = d!(
-            select_cpu, target, prev, recent, idle_core, idle_smt, idle_cpu, fallback,
-            lost_claims, scanned, scan_calls, sis_util_cut, hint_set, hint_true, hint_false,
-            direct, shared, pinned, steals, migrations, migrations_llc, wake_affine,
-            features_changed, prog_run_ns, prog_run_cnt
+            select_cpu,
+            target,
+            prev,
+            recent,
+            idle_core,
+            idle_smt,
+            idle_cpu,
+            fallback,
+            lost_claims,
+            scanned,
+            scan_calls,
+            sis_util_cut,
+            hint_set,
+            hint_true,
+            hint_false,
+            direct,
+            shared,
+            pinned,
+            steals,
+            migrations,
+            migrations_llc,
+            wake_affine,
+            features_changed,
+            prog_run_ns,
+            prog_run_cnt
         );
         m.lat_hist = vsub(&self.lat_hist, &b.lat_hist);
         m.scan_hist = vsub(&self.scan_hist, &b.scan_hist);
@@ -287,14 +315,31 @@ impl Metrics {
     /// The full per-step table (`--stats-detail`).
     pub fn format_detail<W: Write>(&self, w: &mut W) -> Result<()> {
         let n = self.select_cpu;
-        writeln!(w, "[scx_sis] {:.1}s  features {}{}", self.interval_s, self.features,
-            if self.features_changed > 0 { "  [features changed]" } else { "" })?;
-        writeln!(w, "  {:<20} {:>9} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}", "step", "wakeups", "%", "p50us", "p90us", "p99us", "p99.9us", "maxus")?;
+        writeln!(
+            w,
+            "[scx_sis] {:.1}s  features {}{}",
+            self.interval_s,
+            self.features,
+            if self.features_changed > 0 {
+                "  [features changed]"
+            } else {
+                ""
+            }
+        )?;
+        writeln!(
+            w,
+            "  {:<20} {:>9} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "step", "wakeups", "%", "p50us", "p90us", "p99us", "p99.9us", "maxus"
+        )?;
         let placed = [
             ("target", self.target, None),
             ("prev", self.prev, None),
             ("recent", self.recent, None),
-            ("target_prev_recent", self.target + self.prev + self.recent, Some("target_prev_recent")),
+            (
+                "target_prev_recent",
+                self.target + self.prev + self.recent,
+                Some("target_prev_recent"),
+            ),
             ("idle_core", self.idle_core, Some("idle_core")),
             ("idle_smt", self.idle_smt, Some("idle_smt")),
             ("idle_cpu", self.idle_cpu, Some("idle_cpu")),
@@ -303,18 +348,47 @@ impl Metrics {
         ];
         for (name, count, lat) in placed {
             let l = lat.and_then(|k| self.lat_by_step.get(k)).cloned();
-            let count = if name == "no_select" { l.as_ref().map_or(0, |l| l.wakeups) } else { count };
+            let count = if name == "no_select" {
+                l.as_ref().map_or(0, |l| l.wakeups)
+            } else {
+                count
+            };
             match l {
-                Some(l) => writeln!(w, "  {:<20} {:>9} {:>6.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.0}", name, count, pct(count, n), l.p50_us, l.p90_us, l.p99_us, l.p999_us, l.max_us)?,
+                Some(l) => writeln!(
+                    w,
+                    "  {:<20} {:>9} {:>6.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.0}",
+                    name,
+                    count,
+                    pct(count, n),
+                    l.p50_us,
+                    l.p90_us,
+                    l.p99_us,
+                    l.p999_us,
+                    l.max_us
+                )?,
                 None => writeln!(w, "  {:<20} {:>9} {:>6.1}", name, count, pct(count, n))?,
             }
         }
-        writeln!(w, "  {:<20} {:>9}        {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.0}", "all wakeups", self.lat_wakeups, self.lat_p50_us, self.lat_p90_us, self.lat_p99_us, self.lat_p999_us, self.lat_max_us)?;
+        writeln!(
+            w,
+            "  {:<20} {:>9}        {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.0}",
+            "all wakeups",
+            self.lat_wakeups,
+            self.lat_p50_us,
+            self.lat_p90_us,
+            self.lat_p99_us,
+            self.lat_p999_us,
+            self.lat_max_us
+        )?;
         writeln!(w, "  search: select_cpu {} scanned {} (mean {:.2} p99 {} max {}, ever {}) walks {} cut by SIS_UTIL {:.1}% lost claims {} ({:.2}/1k) {:.0} ns/call",
             n, self.scanned, self.scan_mean, self.scan_p99, self.scan_max, self.scan_max_ever, self.scan_calls, self.sis_util_cut_pct, self.lost_claims, self.lost_per_1k, self.select_ns)?;
         writeln!(w, "  hint: set {} true {} false {} (fp {:.1}%)  wake_affine {}  migrations {} (cross-LLC {})",
             self.hint_set, self.hint_true, self.hint_false, self.hint_fp_pct, self.wake_affine, self.migrations, self.migrations_llc)?;
-        writeln!(w, "  queueing: direct {} shared {} pinned {} steals {}", self.direct, self.shared, self.pinned, self.steals)?;
+        writeln!(
+            w,
+            "  queueing: direct {} shared {} pinned {} steals {}",
+            self.direct, self.shared, self.pinned, self.steals
+        )?;
         Ok(())
     }
 }

@@ -22,8 +22,11 @@ enum consts {
 	UTIL_PERIOD_NS = 25 * 1000 * 1000,
 	SIS_IMBALANCE_PCT = 117,
 	CAPACITY_SCALE = 1024,
-	/* per-LLC shared DSQ ids are LLC_DSQ_BASE + llc */
+	/* per-LLC shared DSQ ids are LLC_DSQ_BASE + llc, per-CPU ones CPU_DSQ_BASE + cpu */
 	LLC_DSQ_BASE = 1 << 16,
+	CPU_DSQ_BASE = 1 << 17,
+	/* vtime lead a task may carry into a queue, in slices (bounds a low weight's wait) */
+	MAX_LAG_SLICES = 8,
 };
 
 /* Feature bits: one per select_idle_sibling step we can switch off. */
@@ -94,11 +97,18 @@ enum hist_consts {
 };
 
 struct sis_cpu_stats {
+	/*
+	 * seq_begin is bumped before select_cpu updates its counters and seq_end set
+	 * equal after: a snapshot with seq_begin != seq_end was torn, and the loader
+	 * reads again, so that the steps always sum to the select_cpu count.
+	 */
+	u64 seq_begin;
 	u64 cnt[NR_SIS_STATS];
 	u64 scan_max;		/* longest single search, in CPUs tested */
 	u64 last_scan;		/* CPUs tested by this CPU's latest search */
 	u64 lat[NR_LAT_CLASSES][NR_LAT_BUCKETS];
 	u64 scan_hist[NR_SCAN_BUCKETS];
+	u64 seq_end;
 };
 
 #endif /* __INTF_H */

@@ -443,6 +443,10 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	tctx->selected = true;
 	s = cpu_stats();
 	if (s) {
+		u64 seq = s->seq_begin + 1;
+
+		WRITE_ONCE(s->seq_begin, seq);
+		barrier();
 		s->cnt[STAT_SELECT]++;
 		if (step < NR_SIS_STATS)
 			s->cnt[step]++;
@@ -466,6 +470,8 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		}
 		if (step != STAT_FALLBACK)
 			s->cnt[STAT_DIRECT]++;
+		barrier();
+		WRITE_ONCE(s->seq_end, seq);
 	}
 	/* every step but the fallback claimed its CPU: hand the task over directly */
 	if (step != STAT_FALLBACK)
@@ -496,33 +502,67 @@ static __always_inline void kick_idle_in_llc(struct task_struct *p, s32 cpu)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }
 
+/*
+ * Clamp a task's vtime into [vtime_now - slice, vtime_now + MAX_LAG_SLICES * slice]:
+ * a sleeper gets at most one slice of credit, and a low-weight task (nice 19 is
+ * charged 100x) never queues so far ahead that the watchdog sees it starve.
+ */
+static __always_inline u64 queue_vtime(struct task_struct *p)
+{
+	u64 vtime = p->scx.dsq_vtime, now = vtime_now;
+
+	if (time_before(vtime, now - slice_ns))
+		vtime = now - slice_ns;
+	if (time_after(vtime, now + MAX_LAG_SLICES * slice_ns))
+		vtime = now + MAX_LAG_SLICES * slice_ns;
+	return vtime;
+}
+
 void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
-	u64 vtime = p->scx.dsq_vtime;
+	u64 vtime = queue_vtime(p);
 
-	/* tasks allowed on one CPU only: straight to that CPU */
+	/*
+	 * Tasks allowed on one CPU only: that CPU's own vtime DSQ, which dispatch
+	 * weighs against the LLC's, so neither can starve the other.
+	 */
 	if (p->nr_cpus_allowed == 1) {
 		stat_inc(STAT_PINNED);
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice_ns, enq_flags);
+		scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, vtime, enq_flags);
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
-	/* bounded sleep credit: at most one slice behind the current vtime */
-	if (time_before(vtime, vtime_now - slice_ns))
-		vtime = vtime_now - slice_ns;
 	stat_inc(STAT_SHARED);
 	scx_bpf_dsq_insert_vtime(p, LLC_DSQ_BASE + cpu_llc[CPU_IDX(cpu)], slice_ns, vtime,
 				 enq_flags);
 	kick_idle_in_llc(p, cpu);
 }
 
+/* The DSQ whose head has the lower vtime, of a CPU's own and its LLC's. */
+static __always_inline bool cpu_dsq_first(u64 cpu_dsq, u64 llc_dsq)
+{
+	struct task_struct *a = __COMPAT_scx_bpf_dsq_peek(cpu_dsq);
+	struct task_struct *b = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
+
+	if (!a)
+		return false;
+	return !b || !time_after(a->scx.dsq_vtime, b->scx.dsq_vtime);
+}
+
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32 my_llc = cpu_llc[CPU_IDX(cpu)], my_node = cpu_node[CPU_IDX(cpu)];
+	u64 cpu_dsq = CPU_DSQ_BASE + cpu, llc_dsq = LLC_DSQ_BASE + my_llc;
 	u32 i, pass;
 
-	if (scx_bpf_dsq_move_to_local(LLC_DSQ_BASE + my_llc, 0))
+	if (cpu_dsq_first(cpu_dsq, llc_dsq)) {
+		if (scx_bpf_dsq_move_to_local(cpu_dsq, 0))
+			return;
+	}
+	if (scx_bpf_dsq_move_to_local(llc_dsq, 0))
+		return;
+	if (scx_bpf_dsq_move_to_local(cpu_dsq, 0))
 		return;
 	/* steal: LLCs of our NUMA node first, then the rest */
 	bpf_for(pass, 0, 2) {
@@ -681,9 +721,16 @@ void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
 s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 {
 	struct util_timer *t;
-	u32 zero = 0, llc;
+	u32 zero = 0, llc, cpu;
 	s32 ret;
 
+	bpf_for(cpu, 0, nr_cpu_ids) {
+		ret = scx_bpf_create_dsq(CPU_DSQ_BASE + cpu, -1);
+		if (ret) {
+			scx_bpf_error("failed to create the DSQ of CPU %u: %d", cpu, ret);
+			return ret;
+		}
+	}
 	bpf_for(llc, 0, nr_llcs) {
 		ret = scx_bpf_create_dsq(LLC_DSQ_BASE + llc, llc_node[LLC_IDX(llc)]);
 		if (ret) {
@@ -719,5 +766,5 @@ SCX_OPS_DEFINE(sis_ops,
 	       .init = (void *)sis_init,
 	       .exit = (void *)sis_exit,
 	       .flags = SCX_OPS_KEEP_BUILTIN_IDLE,
-	       .timeout_ms = 5000,
+	       .timeout_ms = 10000,
 	       .name = "sis");

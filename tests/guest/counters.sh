@@ -18,6 +18,12 @@ check still-enabled "state=$(state)" [ "$(state)" = enabled ]
 killall sis-probe 2>/dev/null
 check monitor-prints "$(head -c 400 /tmp/mon.txt)" sh -c '[ $(grep -c "^\[scx_sis\] wake/s" /tmp/mon.txt) -ge 2 ]'
 sed 's/^/| /' /tmp/mon.txt | tail -2
+# --monitor --json: one object per interval; the host checks each parses and that its
+# placement steps sum to its select_cpu count
+(hackbench -g 2 -l 300 >/dev/null 2>&1 &); (sis-probe pingpong 100000 >/dev/null &)
+timeout 5 scx_sis --monitor 1 --json >/tmp/json.txt 2>/dev/null
+killall sis-probe hackbench 2>/dev/null
+sed 's/^/json /' /tmp/json.txt
 # SIGTERM, like SIGINT: exit 0, kernel back on its default scheduler
 kill -TERM "$SIS_PID"; wait "$SIS_PID"; SIS_RC=$?
 check exit-0-on-sigterm "exit $SIS_RC: $(tail -3 /tmp/c.log)" [ "$SIS_RC" = 0 ]

@@ -134,6 +134,15 @@ const ON_NEWEST: &[Spec] = &[
         400,
     ),
     ("errors", "1:4:2", false, "sh /tests/errors.sh", 0, 300),
+    ("latency", "1:4:2", false, "sh /tests/latency.sh", 0, 400),
+    (
+        "live-switch",
+        "1:4:2",
+        false,
+        "sh /tests/live.sh 300",
+        0,
+        400,
+    ),
     (
         "stress-60s",
         "1:4:2",
@@ -211,6 +220,27 @@ fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tally>) {
         return;
     }
     let mut checks = 0;
+    let json: Vec<&str> = r
+        .output
+        .lines()
+        .filter_map(|l| l.strip_prefix("json "))
+        .collect();
+    if !json.is_empty() {
+        checks += 1;
+        let bad: Vec<String> = json.iter().filter_map(|j| json_interval_error(j)).collect();
+        tally.check(
+            &format!("{}/json-intervals", t.name),
+            json.len() >= 2 && bad.is_empty(),
+            || {
+                format!(
+                    "{} intervals, {} bad: {}",
+                    json.len(),
+                    bad.len(),
+                    bad.join("; ")
+                )
+            },
+        );
+    }
     for line in r.output.lines() {
         if let Some(n) = line.strip_prefix("ok ") {
             checks += 1;
@@ -238,6 +268,30 @@ fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tally>) {
             )
         },
     );
+}
+
+/// Why one `--monitor --json` line is not a valid interval, if it is not: it must
+/// parse as a JSON object whose placement steps sum to its select_cpu count.
+fn json_interval_error(line: &str) -> Option<String> {
+    let v: serde_json::Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => return Some(format!("not JSON ({e}): {line:.80}")),
+    };
+    let get = |k: &str| v.get(k).and_then(|x| x.as_u64());
+    let steps = [
+        "target",
+        "prev",
+        "recent",
+        "idle_core",
+        "idle_smt",
+        "idle_cpu",
+        "fallback",
+    ];
+    let sum: Option<u64> = steps.iter().map(|k| get(k)).sum();
+    match (sum, get("select_cpu")) {
+        (Some(s), Some(n)) if s == n => None,
+        (s, n) => Some(format!("steps sum {s:?} != select_cpu {n:?}")),
+    }
 }
 
 /// The guest lines just before a failed check.
@@ -353,7 +407,7 @@ fn host_tests(tally: &mut Tally, kernels: &[Kernel]) -> Result<()> {
     let (code, err) = run(&["vm", "--no-build", "--topology", "1:0:2", "--", "true"])?;
     tally.check(
         "host/vm-bad-topology",
-        code == 2 && err.contains("SOCKETS:CORES:THREADS"),
+        code == 2 && err.contains("topology '1:0:2' must be three positive numbers"),
         || format!("exit {code}, stderr: {err}"),
     );
 
@@ -481,4 +535,22 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
     }
     println!("{} passed, {} failed", tally.passed, tally.failed.len());
     Ok(if tally.failed.is_empty() { 0 } else { 1 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_interval_identity() {
+        let ok = r#"{"select_cpu":10,"target":1,"prev":2,"recent":0,"idle_core":3,"idle_smt":0,"idle_cpu":1,"fallback":3}"#;
+        assert_eq!(json_interval_error(ok), None);
+        let off = ok.replace("\"fallback\":3", "\"fallback\":2");
+        assert!(json_interval_error(&off)
+            .unwrap()
+            .contains("steps sum Some(9)"));
+        assert!(json_interval_error("{\"select_cpu\":")
+            .unwrap()
+            .starts_with("not JSON"));
+    }
 }
