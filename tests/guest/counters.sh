@@ -20,8 +20,8 @@ check monitor-prints "$(head -c 400 /tmp/mon.txt)" sh -c '[ $(grep -c "^\[scx_si
 sed 's/^/| /' /tmp/mon.txt | tail -2
 # --monitor --json: one object per interval; the host checks each parses and that its
 # placement steps sum to its select_cpu count
-(hackbench -g 2 -l 300 >/dev/null 2>&1 &); (sis-probe pingpong 100000 >/dev/null &)
-timeout 5 scx_sis --monitor 1 --json >/tmp/json.txt 2>/dev/null
+(hackbench -g 1 -l 200 >/dev/null 2>&1 &); (sis-probe pingpong 100000 >/dev/null &)
+timeout 8 scx_sis --monitor 1 --json >/tmp/json.txt 2>/dev/null
 killall sis-probe hackbench 2>/dev/null
 sed 's/^/json /' /tmp/json.txt
 # SIGTERM, like SIGINT: exit 0, kernel back on its default scheduler

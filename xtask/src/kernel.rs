@@ -61,7 +61,9 @@ fn version_key(v: &str) -> Vec<u64> {
 
 /// Resolve `--kernel PATH|VERSION` (or the default order) to a verified kernel.
 pub fn resolve(root: &Path, spec: Option<&str>) -> Result<Kernel> {
-    let k = match spec {
+    let k = match spec.filter(|s| !s.is_empty()) {
+        // the newest sched_ext cloud kernel in Debian's archive, into the user cache
+        Some("download") => download(None)?,
         Some(s) if s.contains('/') || Path::new(s).exists() => from_path(Path::new(s))?,
         Some(ver) => by_version(root, ver)?,
         None => default_kernel(root)?,

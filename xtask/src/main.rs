@@ -33,7 +33,7 @@ enum Cmd {
 
 #[derive(Args, Clone)]
 pub struct GuestOpts {
-    /// Guest kernel: a vmlinuz path or a version.
+    /// Guest kernel: a vmlinuz path, a version, or `download` (newest from Debian).
     #[arg(long, env = "SCX_SIS_KERNEL")]
     kernel: Option<String>,
     /// SOCKETS:CORES:THREADS.

@@ -16,6 +16,9 @@ pub const EXIT_HANG: i32 = 252;
 pub const EXIT_TIMEOUT: i32 = 253;
 pub const EXIT_NO_BOOT: i32 = 254;
 
+/// The least time a guest gets to reach /init before it counts as not booting.
+const BOOT_ALLOWANCE: Duration = Duration::from_secs(90);
+
 const MARK_UP: &str = "@@SCX_SIS_GUEST_UP@@";
 const MARK_RC: &str = "@@SCX_SIS_RC=";
 
@@ -363,7 +366,13 @@ pub fn run(cfg: &VmConfig, cmd: &str) -> Result<VmResult> {
     let mut open = 2;
     while open > 0 {
         let left = cfg.timeout.saturating_sub(start.elapsed());
-        let wait = left.min(cfg.idle_timeout.saturating_sub(last.elapsed()));
+        // A quiet kernel prints next to nothing while it boots: allow for that.
+        let idle = if up {
+            cfg.idle_timeout
+        } else {
+            cfg.idle_timeout.max(BOOT_ALLOWANCE)
+        };
+        let wait = left.min(idle.saturating_sub(last.elapsed()));
         match rx.recv_timeout(wait) {
             Ok(Some(line)) => {
                 last = Instant::now();
@@ -400,7 +409,7 @@ pub fn run(cfg: &VmConfig, cmd: &str) -> Result<VmResult> {
                 failure = Some(if start.elapsed() >= cfg.timeout {
                     (EXIT_TIMEOUT, "guest run exceeded --timeout")
                 } else if up {
-                    (EXIT_HANG, "guest hung: no console output")
+                    (EXIT_HANG, "guest hung: no console output after boot")
                 } else {
                     (EXIT_NO_BOOT, "guest did not boot: no console output")
                 });
