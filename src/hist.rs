@@ -21,22 +21,29 @@ fn rank(q: f64, n: u64) -> u64 {
     ((q * n as f64).ceil() as u64).clamp(1, n)
 }
 
-/// Quantile `q` (0 < q <= 1) of a latency histogram, in microseconds; 0 when empty.
-pub fn lat_percentile(buckets: &[u64], q: f64) -> f64 {
+/// The bucket holding the sample of rank ceil(q * n): (bucket, samples below it, rank).
+fn rank_bucket(buckets: &[u64], q: f64) -> Option<(usize, u64, u64)> {
     let n: u64 = buckets.iter().sum();
     if n == 0 {
-        return 0.0;
+        return None;
     }
     let r = rank(q, n);
     let mut below = 0;
     for (i, &c) in buckets.iter().enumerate() {
         if c > 0 && below + c >= r {
-            let (lo, hi) = lat_bucket_edges(i);
-            return lo + (hi - lo) * (r - below) as f64 / c as f64;
+            return Some((i, below, r));
         }
         below += c;
     }
-    unreachable!("rank {r} beyond {n} samples")
+    None
+}
+
+/// Quantile `q` (0 < q <= 1) of a latency histogram, in microseconds; 0 when empty.
+pub fn lat_percentile(buckets: &[u64], q: f64) -> f64 {
+    rank_bucket(buckets, q).map_or(0.0, |(i, below, r)| {
+        let (lo, hi) = lat_bucket_edges(i);
+        lo + (hi - lo) * (r - below) as f64 / buckets[i] as f64
+    })
 }
 
 /// Upper edge of the highest non-empty latency bucket; 0 when empty.
@@ -50,19 +57,7 @@ pub fn lat_max(buckets: &[u64]) -> f64 {
 
 /// Quantile `q` of the scan-length histogram (exact up to 63).
 pub fn scan_percentile(buckets: &[u64], q: f64) -> u64 {
-    let n: u64 = buckets.iter().sum();
-    if n == 0 {
-        return 0;
-    }
-    let r = rank(q, n);
-    let mut below = 0;
-    for (i, &c) in buckets.iter().enumerate() {
-        below += c;
-        if below >= r {
-            return i as u64;
-        }
-    }
-    unreachable!("rank {r} beyond {n} samples")
+    rank_bucket(buckets, q).map_or(0, |(i, _, _)| i as u64)
 }
 
 /// Largest scan length seen in the histogram.

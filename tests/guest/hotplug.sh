@@ -1,0 +1,25 @@
+# hotplug.sh: a CPU going offline and online makes the kernel ask scx_sis for a
+# restart; the loader restarts by itself, logs why, and loads the new topology.
+. /tests/lib.sh
+start_sis /tmp/h.log || fail start "$(tail -3 /tmp/h.log)"
+PID0=$SIS_PID
+attaches() { grep -c "scheduler attached" /tmp/h.log; }
+wait_attaches() { i=0; while [ "$(attaches)" -lt $1 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done; }
+echo 0 >/sys/devices/system/cpu/cpu3/online
+wait_attaches 2
+wait_state enabled 30
+check offline-restarted "$(tail -4 /tmp/h.log)" sh -c '[ $(grep -c "scheduler attached" /tmp/h.log) -ge 2 ] && grep -q "restarting" /tmp/h.log'
+check offline-topology "$(grep 'CPUs,' /tmp/h.log | tail -1)" sh -c 'grep "CPUs," /tmp/h.log | tail -1 | grep -q "7 CPUs"'
+check offline-enabled "state=$(state)" [ "$(state)" = enabled ]
+hackbench -g 2 -l 50 >/tmp/hb.log 2>&1
+check offline-hackbench "$(tail -2 /tmp/hb.log)" grep -q Time /tmp/hb.log
+echo 1 >/sys/devices/system/cpu/cpu3/online
+wait_attaches 3
+wait_state enabled 30
+check online-restarted "$(tail -4 /tmp/h.log)" sh -c '[ $(grep -c "scheduler attached" /tmp/h.log) -ge 3 ]'
+check online-topology "$(grep 'CPUs,' /tmp/h.log | tail -1)" sh -c 'grep "CPUs," /tmp/h.log | tail -1 | grep -q "8 CPUs"'
+check same-loader "pid $PID0" kill -0 $PID0
+stop_sis
+check exit-0 "exit $SIS_RC: $(tail -3 /tmp/h.log)" [ "$SIS_RC" = 0 ]
+check disabled-after "state=$(state)" wait_state disabled 5
+grep -i "restart\|hotplug" /tmp/h.log | sed 's/^/| /' | head -4
