@@ -7,6 +7,7 @@ mod control;
 mod features;
 mod hist;
 mod libbpf_log;
+mod socket;
 mod stats;
 mod topo;
 
@@ -153,9 +154,7 @@ impl<'a> Scheduler<'a> {
         )?;
         let pin = control::Pin::create(&mut skel.maps.ctl)?;
         let struct_ops = Some(scx_ops_attach!(skel, sis_ops).context("attaching scx_sis")?);
-        let stats_server = StatsServer::new(stats::server_data())
-            .launch()
-            .context("starting the stats server")?;
+        let stats_server = socket::launch()?;
         info!("{SCHEDULER_NAME} scheduler attached");
         Ok(Self {
             skel,
@@ -324,6 +323,22 @@ fn verifier_hint(e: anyhow::Error) -> anyhow::Error {
     e.context("the BPF verifier rejected scx_sis (log above; -v prints all of it)")
 }
 
+/// Each stats client holds a file descriptor: allow as many as the hard limit, so
+/// that many idle clients cannot make accept() fail in a loop.
+fn raise_nofile() {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain getrlimit/setrlimit on a local struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) == 0 && rl.rlim_cur < rl.rlim_max {
+            rl.rlim_cur = rl.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &rl);
+        }
+    }
+}
+
 /// The checks a user gets a one-line answer for before anything is loaded.
 fn preflight() -> Result<()> {
     if unsafe { libc::geteuid() } != 0 {
@@ -416,9 +431,12 @@ fn real_main() -> Result<()> {
         .context("installing the SIGINT/SIGTERM handler")?;
 
     if let Some(secs) = opts.monitor {
+        socket::check_access()?;
         return stats::monitor(interval(secs, "monitor")?, shutdown, Output::of(&opts));
     }
     preflight()?;
+    socket::check_path()?;
+    raise_nofile();
     libbpf_log::capture(opts.verbose);
 
     let mut open_object = MaybeUninit::uninit();

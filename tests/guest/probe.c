@@ -6,9 +6,18 @@
  *   sis-probe wake N US CPU       N times: run on CPU, sleep US microseconds, wake
  *                                 free to run anywhere; print where each wakeup ran
  *   sis-probe pingpong N          two threads wake each other N times over a pipe
+ *   sis-probe hostile SOCK MODE   send a bad request (garbage, truncated, huge,
+ *                                 unknown) to a stats socket; exit 1 if no answer
+ *                                 and no close within 5 s
+ *   sis-probe idle SOCK N SECS    hold N idle connections to SOCK for SECS
  */
 #define _GNU_SOURCE
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,14 +111,92 @@ static int pingpong(int n)
 	return 0;
 }
 
+static int sock_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		perror("connect");
+		exit(2);
+	}
+	return fd;
+}
+
+static int hostile(const char *path, const char *mode)
+{
+	static char buf[4 << 20];
+	struct pollfd pfd;
+	size_t len;
+	ssize_t n;
+	int fd;
+
+	if (!strcmp(mode, "garbage")) {
+		for (len = 0; len < 4096; len++)
+			buf[len] = (char)(len * 131 + 7) ?: 1;
+		buf[len++] = '\n';
+	} else if (!strcmp(mode, "truncated")) {
+		len = snprintf(buf, sizeof(buf), "{\"req\": \"stats\", \"args\": {\"tar\n");
+	} else if (!strcmp(mode, "huge")) {
+		len = sizeof(buf) - 1;
+		memset(buf, 'A', len);
+		buf[len - 1] = '\n';
+	} else if (!strcmp(mode, "unknown")) {
+		len = snprintf(buf, sizeof(buf), "{\"req\": \"set_features\", \"args\": {\"features\": \"NO_IDLE_CORE\"}}\n");
+	} else {
+		fprintf(stderr, "unknown mode %s\n", mode);
+		return 2;
+	}
+	fd = sock_connect(path);
+	for (size_t off = 0; off < len; off += n) {
+		n = write(fd, buf + off, len - off);
+		if (n <= 0)
+			break;	/* the server may close on us: that is an answer */
+	}
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	if (poll(&pfd, 1, 5000) <= 0) {
+		printf("%s: no answer in 5 s\n", mode);
+		return 1;
+	}
+	n = read(fd, buf, 200);
+	if (n <= 0) {
+		printf("%s: closed\n", mode);
+	} else {
+		buf[n] = 0;
+		buf[strcspn(buf, "\n")] = 0;
+		printf("%s: answered %s\n", mode, buf);
+	}
+	return 0;
+}
+
+static int idle_conns(const char *path, int n, int secs)
+{
+	struct rlimit rl = { .rlim_cur = n + 64, .rlim_max = n + 64 };
+
+	setrlimit(RLIMIT_NOFILE, &rl);
+	for (int i = 0; i < n; i++)
+		sock_connect(path);
+	printf("holding %d idle connections\n", n);
+	fflush(stdout);
+	sleep(secs);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	signal(SIGPIPE, SIG_IGN);
+	if (argc == 4 && !strcmp(argv[1], "hostile"))
+		return hostile(argv[2], argv[3]);
+	if (argc == 5 && !strcmp(argv[1], "idle"))
+		return idle_conns(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (argc == 3 && !strcmp(argv[1], "spin"))
 		return spin(atoi(argv[2]));
 	if (argc == 5 && !strcmp(argv[1], "wake"))
 		return wake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc == 3 && !strcmp(argv[1], "pingpong"))
 		return pingpong(atoi(argv[2]));
-	fprintf(stderr, "usage: sis-probe spin CPU | wake N US CPU | pingpong N\n");
+	fprintf(stderr, "usage: sis-probe spin CPU | wake N US CPU | pingpong N | "
+			"hostile SOCK MODE | idle SOCK N SECS\n");
 	return 2;
 }

@@ -136,6 +136,7 @@ const ON_NEWEST: &[Spec] = &[
     ("errors", "1:4:2", false, "sh /tests/errors.sh", 0, 300),
     ("latency", "1:4:2", false, "sh /tests/latency.sh", 0, 400),
     ("hotplug", "1:4:2", false, "sh /tests/hotplug.sh", 0, 300),
+    ("security", "1:4:2", false, "sh /tests/security.sh", 0, 400),
     (
         "live-switch",
         "1:4:2",
