@@ -550,12 +550,47 @@ static __always_inline bool cpu_dsq_first(u64 cpu_dsq, u64 llc_dsq)
 	return !b || !time_after(a->scx.dsq_vtime, b->scx.dsq_vtime);
 }
 
+/* Charge the slice a task used to its vtime, scaled by its weight. */
+static __always_inline void charge(struct task_struct *p)
+{
+	u64 used = slice_ns - p->scx.slice;
+
+	if (used > slice_ns)
+		used = slice_ns;
+	p->scx.dsq_vtime += used * 100 / (p->scx.weight ? p->scx.weight : 100);
+}
+
+/*
+ * ops.dispatch runs while prev is still current and not yet queued, so the queues
+ * hold only the others: prev goes on (charged, slice refilled) when its vtime would
+ * still be the lowest, or else a weighted task would lose its share to FIFO order.
+ */
+static __always_inline bool keep_prev(struct task_struct *prev, u64 cpu_dsq, u64 llc_dsq)
+{
+	struct task_struct *a, *b;
+	u64 v;
+
+	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
+		return false;
+	v = prev->scx.dsq_vtime + (slice_ns - prev->scx.slice) * 100 /
+				  (prev->scx.weight ? prev->scx.weight : 100);
+	a = __COMPAT_scx_bpf_dsq_peek(cpu_dsq);
+	b = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
+	if ((a && time_after(v, a->scx.dsq_vtime)) || (b && time_after(v, b->scx.dsq_vtime)))
+		return false;
+	charge(prev);
+	prev->scx.slice = slice_ns;
+	return true;
+}
+
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32 my_llc = cpu_llc[CPU_IDX(cpu)], my_node = cpu_node[CPU_IDX(cpu)];
 	u64 cpu_dsq = CPU_DSQ_BASE + cpu, llc_dsq = LLC_DSQ_BASE + my_llc;
 	u32 i, pass;
 
+	if (keep_prev(prev, cpu_dsq, llc_dsq))
+		return;
 	if (cpu_dsq_first(cpu_dsq, llc_dsq)) {
 		if (scx_bpf_dsq_move_to_local(cpu_dsq, 0))
 			return;
@@ -576,8 +611,19 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		}
 	}
 	/* nothing else to run: let prev go on */
-	if (prev && (prev->scx.flags & SCX_TASK_QUEUED))
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
+		charge(prev);
 		prev->scx.slice = slice_ns;
+	}
+}
+
+/*
+ * A higher class (RT, deadline) took the CPU: hand the tasks already in its local
+ * DSQ back to ops.enqueue, which queues them on the LLC's DSQ for the other CPUs.
+ */
+void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
+{
+	scx_bpf_reenqueue_local();
 }
 
 /* A wakeup starts the latency clock; the step that placed it names the histogram. */
@@ -618,14 +664,12 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 {
 	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(scx_bpf_task_cpu(p))];
-	u64 now = scx_bpf_now(), used = slice_ns - p->scx.slice;
+	u64 now = scx_bpf_now();
 
 	if (c->running_since && now > c->running_since)
 		c->busy_ns += now - c->running_since;
 	c->running_since = 0;
-	if (used > slice_ns)
-		used = slice_ns;
-	p->scx.dsq_vtime += used * 100 / (p->scx.weight ? p->scx.weight : 100);
+	charge(p);
 }
 
 /* __update_idle_core(): a CPU going idle whose siblings are all idle sets the hint. */
@@ -761,6 +805,7 @@ SCX_OPS_DEFINE(sis_ops,
 	       .running = (void *)sis_running,
 	       .stopping = (void *)sis_stopping,
 	       .update_idle = (void *)sis_update_idle,
+	       .cpu_release = (void *)sis_cpu_release,
 	       .init_task = (void *)sis_init_task,
 	       .enable = (void *)sis_enable,
 	       .init = (void *)sis_init,

@@ -2,7 +2,7 @@
 /*
  * sis-probe: small workloads for the guest tests, built statically on the host.
  *
- *   sis-probe spin CPU            busy loop pinned to CPU, forever
+ *   sis-probe spin CPU [NICE]     busy loop pinned to CPU, forever
  *   sis-probe wake N US CPU       N times: run on CPU, sleep US microseconds, wake
  *                                 free to run anywhere; print where each wakeup ran
  *   sis-probe pingpong N          two threads wake each other N times over a pipe
@@ -10,6 +10,10 @@
  *                                 unknown) to a stats socket; exit 1 if no answer
  *                                 and no close within 5 s
  *   sis-probe idle SOCK N SECS    hold N idle connections to SOCK for SECS
+ *   sis-probe fifo CPU SECS       SCHED_FIFO busy loop pinned to CPU for SECS
+ *   sis-probe sleepers N SECS     N threads that sleep for SECS
+ *   sis-probe churn N SECS        N busy threads whose affinity changes every ms
+ *   sis-probe forks N             N threads created and joined one after another
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -44,10 +48,14 @@ static void pin(int cpu)
 	}
 }
 
-static int spin(int cpu)
+static int spin(int cpu, int nice)
 {
 	volatile unsigned long x = 0;
 
+	if (nice && setpriority(PRIO_PROCESS, 0, nice)) {
+		perror("setpriority");
+		return 2;
+	}
 	pin(cpu);
 	for (;;)
 		x++;
@@ -183,15 +191,122 @@ static int idle_conns(const char *path, int n, int secs)
 	return 0;
 }
 
+static int fifo(int cpu, int secs)
+{
+	struct sched_param sp = { .sched_priority = 50 };
+	time_t end = time(NULL) + secs;
+	volatile unsigned long x = 0;
+
+	pin(cpu);
+	if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+		perror("sched_setscheduler");
+		return 2;
+	}
+	while (time(NULL) < end)
+		x++;
+	return 0;
+}
+
+static void *sleeper(void *arg)
+{
+	sleep((unsigned int)(long)arg);
+	return NULL;
+}
+
+static int sleepers(int n, int secs)
+{
+	pthread_attr_t attr;
+	pthread_t *t = calloc(n, sizeof(*t));
+	int made = 0;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 << 10);
+	for (int i = 0; i < n; i++)
+		if (!pthread_create(&t[i], &attr, sleeper, (void *)(long)secs))
+			made++;
+	printf("%d sleeping threads\n", made);
+	fflush(stdout);
+	for (int i = 0; i < made; i++)
+		pthread_join(t[i], NULL);
+	printf("%d threads woke and exited\n", made);
+	return made == n ? 0 : 1;
+}
+
+static volatile int churn_stop;
+
+static void *busy(void *arg)
+{
+	volatile unsigned long x = 0;
+
+	while (!churn_stop)
+		x++;
+	return arg;
+}
+
+static int churn(int n, int secs)
+{
+	pthread_t *t = calloc(n, sizeof(*t));
+	time_t end = time(NULL) + secs;
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned long moves = 0;
+
+	for (int i = 0; i < n; i++)
+		pthread_create(&t[i], NULL, busy, NULL);
+	while (time(NULL) < end) {
+		for (int i = 0; i < n; i++) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET((i + moves) % ncpu, &set);
+			if ((moves + i) % 3 == 0)
+				CPU_SET((i + moves + 1) % ncpu, &set);
+			pthread_setaffinity_np(t[i], sizeof(set), &set);
+		}
+		moves++;
+		usleep(1000);
+	}
+	churn_stop = 1;
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	printf("churn: %lu affinity rounds over %d threads\n", moves, n);
+	return 0;
+}
+
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+static int forks(int n)
+{
+	for (int i = 0; i < n; i++) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, nothing, NULL))
+			return 1;
+		pthread_join(t, NULL);
+	}
+	printf("forks: %d threads\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
+	if (argc == 4 && !strcmp(argv[1], "fifo"))
+		return fifo(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 4 && !strcmp(argv[1], "sleepers"))
+		return sleepers(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 4 && !strcmp(argv[1], "churn"))
+		return churn(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 3 && !strcmp(argv[1], "forks"))
+		return forks(atoi(argv[2]));
 	if (argc == 4 && !strcmp(argv[1], "hostile"))
 		return hostile(argv[2], argv[3]);
 	if (argc == 5 && !strcmp(argv[1], "idle"))
 		return idle_conns(argv[2], atoi(argv[3]), atoi(argv[4]));
-	if (argc == 3 && !strcmp(argv[1], "spin"))
-		return spin(atoi(argv[2]));
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "spin"))
+		return spin(atoi(argv[2]), argc == 4 ? atoi(argv[3]) : 0);
 	if (argc == 5 && !strcmp(argv[1], "wake"))
 		return wake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc == 3 && !strcmp(argv[1], "pingpong"))

@@ -138,6 +138,14 @@ const ON_NEWEST: &[Spec] = &[
     ("hotplug", "1:4:2", false, "sh /tests/hotplug.sh", 0, 300),
     ("security", "1:4:2", false, "sh /tests/security.sh", 0, 400),
     (
+        "reliability",
+        "1:4:2",
+        false,
+        "sh /tests/reliability.sh",
+        0,
+        500,
+    ),
+    (
         "live-switch",
         "1:4:2",
         false,

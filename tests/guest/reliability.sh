@@ -1,0 +1,55 @@
+# reliability.sh: loader death, an RT hog, odd tasks. No watchdog ejection, no lost task.
+. /tests/lib.sh
+N=$(nproc)
+ejected() { grep -qi "stall\|EXIT: .*error\|scx_bpf_error\|runnable task" "$1"; }
+
+# Loader death: kill -9 during load -> default scheduler within 1 s; workload finishes
+start_sis /tmp/r1.log || fail start "$(tail -3 /tmp/r1.log)"
+hackbench -g 2 -l 400 >/tmp/hb1.log 2>&1 & HB=$!
+sleep 1
+kill -9 $SIS_PID
+i=0; while [ "$(state)" != disabled ] && [ $i -lt 20 ]; do sleep 0.05; i=$((i + 1)); done
+check kill9-disabled-within-1s "state=$(state) after $((i * 50)) ms" [ "$(state)" = disabled ]
+echo "# kill -9: sched_ext disabled after $((i * 50)) ms (polled every 50 ms)"
+wait $HB
+check kill9-workload-finished "$(tail -2 /tmp/hb1.log)" grep -q Time /tmp/hb1.log
+start_sis /tmp/r2.log
+check kill9-restart-clean "$(tail -3 /tmp/r2.log)" [ "$(state)" = enabled ]
+
+# An RT hog holds CPU 1 for 30 s while the CPUs run a workload
+sis-probe fifo 1 30 & RT=$!
+stress-ng --cpu $N --timeout 30s --quiet >/tmp/sng.log 2>&1 & SNG=$!
+hb=0; end=$(($(date +%s) + 30))
+while [ "$(date +%s)" -lt $end ]; do hackbench -g 1 -l 50 >/dev/null 2>&1 && hb=$((hb + 1)); done
+wait $SNG; sng=$?; wait $RT
+echo "# RT hog on CPU 1 for 30 s: $hb hackbench runs, stress-ng exit $sng"
+check rt-hog-workload "stress-ng exit $sng, $hb hackbench runs" [ $sng = 0 -a $hb -gt 0 ]
+check rt-hog-no-ejection "state=$(state): $(grep -i stall /tmp/r2.log | head -1)" sh -c "[ \"\$(cat /sys/kernel/sched_ext/state)\" = enabled ] && ! grep -qi stall /tmp/r2.log"
+
+# Odd tasks: pinned, affinity changing while queued, thread storm, 5000 sleepers
+taskset -c 2 hackbench -g 1 -l 100 >/tmp/pin.log 2>&1
+check pinned-hackbench "$(tail -1 /tmp/pin.log)" grep -q Time /tmp/pin.log
+sis-probe churn $((N * 2)) 10 >/tmp/churn.log 2>&1
+check affinity-churn "$(cat /tmp/churn.log)" grep -q "affinity rounds" /tmp/churn.log
+sis-probe forks 20000 >/tmp/forks.log 2>&1
+check thread-storm "$(cat /tmp/forks.log)" grep -q "forks: 20000" /tmp/forks.log
+stress-ng --fork 4 --timeout 10s --quiet >/tmp/fork.log 2>&1
+check fork-storm "exit $?: $(tail -2 /tmp/fork.log)" [ $? = 0 ]
+sis-probe sleepers 5000 5 >/tmp/sleep.log 2>&1
+check 5000-sleepers "$(cat /tmp/sleep.log)" grep -q "5000 threads woke and exited" /tmp/sleep.log
+
+# nice -20 against nice 19 on one CPU: weighted vtime gives -20 clearly more CPU
+sis-probe spin 3 -20 & HI=$!
+sis-probe spin 3 19 & LO=$!
+sleep 10
+hi=$(awk '{print $14 + $15}' /proc/$HI/stat); lo=$(awk '{print $14 + $15}' /proc/$LO/stat)
+kill $HI $LO
+echo "# 10 s on CPU 3: nice -20 got $hi ticks, nice 19 got $lo ticks"
+check nice-weights "nice -20 $hi ticks, nice 19 $lo ticks" [ $hi -gt $((lo * 5 + 5)) ]
+check nice-19-not-starved "nice 19 got $lo ticks" [ $lo -gt 0 ]
+
+check still-enabled "state=$(state)" [ "$(state)" = enabled ]
+stop_sis
+check exit-0 "exit $SIS_RC: $(tail -3 /tmp/r2.log)" [ "$SIS_RC" = 0 ]
+check no-ejection "$(grep -i 'stall\|error' /tmp/r2.log | head -2)" sh -c '! grep -qi "stall\|error" /tmp/r2.log'
+check counter-identity "$(grep totals /tmp/r2.log)" identity /tmp/r2.log
