@@ -68,8 +68,8 @@ struct Opts {
     #[arg(long)]
     help_stats: bool,
 
-    /// Size of the debug dump on an error exit (0: none).
-    #[arg(long, default_value_t = 0)]
+    /// Size of the debug dump on an error exit, in bytes (0: none).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=(64 << 20)))]
     exit_dump_len: u32,
 
     /// libbpf debug output (shows the verifier log).
@@ -431,8 +431,9 @@ fn real_main() -> Result<()> {
         .context("installing the SIGINT/SIGTERM handler")?;
 
     if let Some(secs) = opts.monitor {
+        let every = interval(secs, "monitor")?;
         socket::check_access()?;
-        return stats::monitor(interval(secs, "monitor")?, shutdown, Output::of(&opts));
+        return stats::monitor(every, shutdown, Output::of(&opts));
     }
     preflight()?;
     socket::check_path()?;

@@ -43,12 +43,18 @@ pub fn launch() -> Result<StatsServer<(), Metrics>> {
     Ok(server)
 }
 
-/// For `--monitor`: a clear answer when the socket is there but not ours to read.
+/// For `--monitor`: a clear answer when there is nothing to monitor, or when the
+/// socket is there but not ours to read.
 pub fn check_access() -> Result<()> {
+    use std::io::ErrorKind::*;
     match std::os::unix::net::UnixStream::connect(STATS_SOCK) {
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => bail!(
+        Err(e) if e.kind() == PermissionDenied => bail!(
             "permission denied: only root can read the stats of a running scx_sis ({STATS_SOCK})"
         ),
-        _ => Ok(()),
+        Err(e) if matches!(e.kind(), NotFound | ConnectionRefused) => {
+            bail!("no running scx_sis to monitor ({STATS_SOCK}: {e})")
+        }
+        Err(e) => Err(e).with_context(|| format!("connecting to {STATS_SOCK}")),
+        Ok(_) => Ok(()),
     }
 }

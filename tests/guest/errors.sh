@@ -12,6 +12,14 @@ expect_err unknown-feature "unknown feature 'NO_IDLE_CORES' (valid: WAKE_AFFINE,
 expect_err zero-slice "slice-us" scx_sis --slice-us 0
 expect_err bad-stats-interval "stats must be between" scx_sis --stats=-1
 expect_err not-root "must run as root" su -s /bin/sh nobody -c scx_sis
+expect_err negative-slice "slice-us" scx_sis --slice-us=-5
+expect_err absurd-slice "slice-us" scx_sis --slice-us 99999999999
+expect_err zero-stats-interval "stats must be between" scx_sis --stats 0
+expect_err nan-monitor-interval "monitor must be between" scx_sis --monitor nan
+expect_err absurd-dump-len "exit-dump-len" scx_sis --exit-dump-len 4294967295
+expect_err bad-feature-list "unknown feature 'BOGUS'" scx_sis -f IDLE_CORE,BOGUS
+expect_err monitor-nothing-running "no running scx_sis to monitor" scx_sis --monitor 1
+expect_err set-nothing-running "no running scx_sis to change" scx_sis --set NO_IDLE_CORE
 start_sis /tmp/first.log
 "scx_sis" >/tmp/e.out 2>/tmp/e.err; rc=$?
 check already-loaded "exit $rc: $(cat /tmp/e.err)" sh -c "[ $rc -ne 0 ] && grep -q 'another sched_ext scheduler is already loaded (sis' /tmp/e.err"

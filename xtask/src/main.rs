@@ -29,6 +29,12 @@ enum Cmd {
     Test(TestOpts),
     /// Install (as root) or list the Debian packages the project needs.
     Setup,
+    /// Long mixed load with CPU hotplug every minute on every shipped kernel (not in CI).
+    Soak {
+        /// Minutes of load per kernel.
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=600))]
+        minutes: u32,
+    },
 }
 
 #[derive(Args, Clone)]
@@ -202,6 +208,7 @@ fn main() {
         Cmd::Run(o) => run_cmd(o),
         Cmd::Test(o) => suite::run(o.filter.as_deref(), o.jobs, !o.no_unit),
         Cmd::Setup => setup::ensure().map(|_| 0),
+        Cmd::Soak { minutes } => suite::soak(minutes),
     };
     match res {
         Ok(code) => std::process::exit(code),

@@ -138,6 +138,38 @@ const ON_NEWEST: &[Spec] = &[
     ("hotplug", "1:4:2", false, "sh /tests/hotplug.sh", 0, 300),
     ("security", "1:4:2", false, "sh /tests/security.sh", 0, 400),
     (
+        "hotplug-cycles",
+        "1:4:2",
+        false,
+        "sh /tests/hotplug_cycles.sh",
+        0,
+        600,
+    ),
+    (
+        "topology-view-2:8:2-numa",
+        "2:8:2",
+        true,
+        "sh /tests/topo_view.sh",
+        0,
+        600,
+    ),
+    (
+        "topology-view-4:4:2-numa",
+        "4:4:2",
+        true,
+        "sh /tests/topo_view.sh",
+        0,
+        600,
+    ),
+    (
+        "topology-view-1:16:1",
+        "1:16:1",
+        false,
+        "sh /tests/topo_view.sh",
+        0,
+        600,
+    ),
+    (
         "reliability",
         "1:4:2",
         false,
@@ -563,4 +595,71 @@ mod tests {
             .unwrap()
             .starts_with("not JSON"));
     }
+}
+
+/// `cargo xtask soak`: one guest per kernel, side by side; prints each `soak:` line and
+/// fails when a guest reports a failed check (an ejection, a dead loader, RSS growth).
+pub fn soak(minutes: u32) -> Result<i32> {
+    setup::ensure()?;
+    build_scheduler()?;
+    let probe = crate::build_probe()?;
+    let kernels = test_kernels()?;
+    let handles: Vec<_> = kernels
+        .into_iter()
+        .map(|k| {
+            let probe = probe.clone();
+            std::thread::spawn(move || {
+                let cfg = vm::VmConfig {
+                    kernel: k.clone(),
+                    topology: "1:4:2".parse().expect("valid topology"),
+                    numa: false,
+                    mem_mib: 2048,
+                    with: vec![scx_sis_bin(), probe],
+                    dirs: vec![(repo_root().join("tests/guest"), "/tests".into())],
+                    timeout: Duration::from_secs(minutes as u64 * 60 + 900),
+                    idle_timeout: Duration::from_secs(300),
+                    tcg_multi: false,
+                    stream: false,
+                };
+                (
+                    k.version,
+                    vm::run(&cfg, &format!("sh /tests/soak.sh {minutes}")),
+                )
+            })
+        })
+        .collect();
+    let mut failed = 0;
+    for h in handles {
+        let (ver, res) = h.join().expect("soak thread");
+        match res {
+            Ok(r) if r.failure.is_none() => {
+                let keep = |l: &&str| {
+                    l.starts_with("soak")
+                        || l.starts_with("# ")
+                        || l.starts_with("ok ")
+                        || l.starts_with("not ok")
+                };
+                for l in r.output.lines().filter(keep) {
+                    println!("[{ver}] {l}");
+                }
+                if r.output.contains("not ok ") || r.code != 0 {
+                    failed += 1;
+                }
+            }
+            Ok(r) => {
+                failed += 1;
+                println!(
+                    "[{ver}] guest failed: {:?}\n{}",
+                    r.failure,
+                    vm::relevant_lines(&r.output)
+                );
+            }
+            Err(e) => {
+                failed += 1;
+                println!("[{ver}] could not start the guest: {e:#}");
+            }
+        }
+    }
+    println!("soak: {failed} kernel(s) failed");
+    Ok(if failed == 0 { 0 } else { 1 })
 }

@@ -1,0 +1,34 @@
+# hotplug_cycles.sh: 10 offline/online cycles while hackbench runs, including CPU 0's
+# sibling and a whole core. scx_sis restarts by itself each time, the workload
+# finishes, and the last instance has the full topology.
+. /tests/lib.sh
+start_sis /tmp/hc.log || fail start "$(tail -3 /tmp/hc.log)"
+PID0=$SIS_PID
+( for i in $(seq 1 400); do hackbench -g 1 -l 40 >/dev/null 2>&1 || echo "hackbench failed" >>/tmp/hb.err; [ -e /tmp/stop ] && break; done; echo done >/tmp/hb.done ) &
+attaches() { grep -c "scheduler attached" /tmp/hc.log; }
+settle() { i=0; while [ "$(attaches)" -lt $1 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done; wait_state enabled 30; }
+cycle=0
+for cpus in 1 3 "4 5" 7 2 1 "6 7" 5 3 2; do
+	cycle=$((cycle + 1))
+	n=$(attaches)
+	for c in $cpus; do echo 0 >/sys/devices/system/cpu/cpu$c/online; done
+	settle $((n + 1))
+	off=$(grep "CPUs," /tmp/hc.log | tail -1 | grep -o "[0-9]* CPUs")
+	n=$(attaches)
+	for c in $cpus; do echo 1 >/sys/devices/system/cpu/cpu$c/online; done
+	settle $((n + 1))
+	echo "# cycle $cycle: offline $cpus -> $off, online -> $(grep "CPUs," /tmp/hc.log | tail -1 | grep -o "[0-9]* CPUs"), state $(state)"
+done
+touch /tmp/stop
+i=0; while [ ! -e /tmp/hb.done ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+R=$(grep -c "asked for a restart" /tmp/hc.log)
+echo "# $R restarts logged, $(attaches) attaches"
+check restarts-logged "$R restarts" [ "$R" -ge 20 ]
+check restart-reason "$(grep -m1 restart /tmp/hc.log)" grep -q "CPU hotplug" /tmp/hc.log
+check workload-finished "$(cat /tmp/hb.err 2>/dev/null)" sh -c '[ -e /tmp/hb.done ] && [ ! -s /tmp/hb.err ]'
+check final-topology "$(grep 'CPUs,' /tmp/hc.log | tail -1)" sh -c 'grep "CPUs," /tmp/hc.log | tail -1 | grep -q "8 CPUs, 1 LLCs, 4 cores"'
+check still-enabled "state=$(state)" [ "$(state)" = enabled ]
+check same-loader "pid $PID0" kill -0 $PID0
+stop_sis
+check exit-0 "exit $SIS_RC: $(tail -3 /tmp/hc.log)" [ "$SIS_RC" = 0 ]
+check no-ejection "$(grep -i 'stall\|error' /tmp/hc.log | head -2)" sh -c '! grep -qi "stall\|error" /tmp/hc.log'

@@ -1,0 +1,37 @@
+# soak.sh MINUTES: mixed stress-ng, hackbench and tbench at twice the CPU count, a CPU
+# hotplug cycle every minute; prints one `soak:` summary line.
+. /tests/lib.sh
+M=${1:-20}
+N=$(nproc)
+start_sis /tmp/soak.log --stats 60 || fail start "$(tail -3 /tmp/soak.log)"
+PID=$SIS_PID
+end=$(($(date +%s) + M * 60))
+stress-ng --cpu $N --fork 2 --affinity 2 --timeout $((M * 60))s --quiet >/tmp/sng.log 2>&1 &
+( while [ "$(date +%s)" -lt $end ]; do hackbench -g 2 -l 100 >/dev/null 2>&1; done ) &
+tbench_srv >/dev/null 2>&1 &
+( while [ "$(date +%s)" -lt $end ]; do tbench -t 30 -c /usr/share/dbench/client.txt $((N * 2)) 127.0.0.1 >/dev/null 2>&1; done ) &
+rss_first=0 rss_peak=0 minute=0
+while [ "$(date +%s)" -lt $end ]; do
+	for i in 1 2 3 4 5 6; do
+		r=$(awk '/VmRSS/ {print $2}' /proc/$PID/status 2>/dev/null)
+		[ -n "$r" ] && [ "$r" -gt $rss_peak ] && rss_peak=$r
+		[ $minute = 0 ] && [ -n "$r" ] && [ "$r" -gt $rss_first ] && rss_first=$r
+		[ $i = 3 ] && echo 0 >/sys/devices/system/cpu/cpu$((minute % (N - 1) + 1))/online
+		sleep 10
+	done
+	echo 1 >/sys/devices/system/cpu/cpu$((minute % (N - 1) + 1))/online
+	minute=$((minute + 1))
+	echo "# minute $minute: state $(state), rss ${r} kB, $(grep -c 'scheduler attached' /tmp/soak.log) attaches"
+done
+for c in $(seq 1 $((N - 1))); do echo 1 >/sys/devices/system/cpu/cpu$c/online 2>/dev/null; done
+sleep 5
+alive=$(kill -0 $PID 2>/dev/null && echo yes || echo no)
+stop_sis
+ej=$(grep "EXIT:" /tmp/soak.log | grep -vc "unregistered from user space\|hotplug")
+restarts=$(grep -c "asked for a restart" /tmp/soak.log)
+echo "soak: kernel $(uname -r) minutes $M ejections $ej restarts $restarts loader_alive $alive exit $SIS_RC rss_first_min_kb $rss_first rss_peak_kb $rss_peak"
+grep "totals" /tmp/soak.log | tail -1 | sed 's/^/soak-totals: /'
+grep "EXIT:" /tmp/soak.log | sort | uniq -c | sed 's/^/# /'
+check soak-no-ejection "$ej ejections" [ "$ej" = 0 ]
+check soak-loader-alive "alive=$alive exit=$SIS_RC" [ "$alive" = yes -a "$SIS_RC" = 0 ]
+check soak-rss-flat "first minute $rss_first kB, peak $rss_peak kB" [ $rss_peak -le $((rss_first + rss_first / 4 + 4096)) ]

@@ -1,0 +1,30 @@
+# topo_view.sh: scx_sis's view of LLCs, cores and nodes matches sysfs; a full load
+# runs without a stall; the search cost at full load is recorded (and bounded).
+. /tests/lib.sh
+S=/sys/devices/system/cpu
+N=$(nproc)
+llcs=$(cat $S/cpu*/cache/index3/shared_cpu_list 2>/dev/null | sort -u | wc -l)
+[ "$llcs" = 0 ] && llcs=1
+cores=$(for c in $S/cpu[0-9]*; do echo "$(cat $c/topology/physical_package_id) $(cat $c/topology/core_id)"; done | sort -u | wc -l)
+nodes=$(ls -d /sys/devices/system/node/node* | wc -l)
+echo "# sysfs: $N CPUs, $llcs LLCs ($(cat $S/cpu*/cache/index3/shared_cpu_list 2>/dev/null | sort -u | tr '\n' ' ')), $cores cores, $nodes nodes"
+start_sis /tmp/t.log || fail start "$(tail -3 /tmp/t.log)"
+view=$(grep -o "[0-9]* CPUs, [0-9]* LLCs, [0-9]* cores, [0-9]* nodes" /tmp/t.log | head -1)
+echo "# scx_sis: $view"
+check view-matches-sysfs "scx_sis '$view' vs sysfs $N/$llcs/$cores/$nodes" [ "$view" = "$N CPUs, $llcs LLCs, $cores cores, $nodes nodes" ]
+# full load: twice as many CPU hogs as CPUs, plus wakeups to place
+stress-ng --cpu $((N * 2)) --timeout 20s --quiet & SNG=$!
+sleep 3
+timeout 12 scx_sis --monitor 4 --json >/tmp/full.json 2>/dev/null
+hackbench -g 2 -l 100 >/tmp/hb.log 2>&1
+wait $SNG; sng=$?
+check full-load-ran "stress-ng exit $sng; $(tail -1 /tmp/hb.log)" sh -c "[ $sng = 0 ] && grep -q Time /tmp/hb.log"
+check still-enabled "state=$(state)" [ "$(state)" = enabled ]
+stop_sis
+check no-stall "$(grep -i stall /tmp/t.log)" sh -c '! grep -qi "stall\|error" /tmp/t.log'
+last=$(tail -1 /tmp/full.json)
+mean=$(echo "$last" | grep -o '"scan_mean":[0-9.e+-]*' | cut -d: -f2)
+max=$(echo "$last" | grep -o '"scan_max":[0-9]*' | cut -d: -f2)
+cut=$(echo "$last" | grep -o '"sis_util_cut_pct":[0-9.e+-]*' | cut -d: -f2)
+echo "# cost at full load: LLC of $((N / llcs)) CPUs, scan mean $mean max $max CPUs per wakeup, SIS_UTIL cut ${cut}% of walks"
+check full-load-scan-bounded "scan mean $mean" awk -v m="$mean" 'BEGIN { exit !(m != "" && m < 2.0) }'
