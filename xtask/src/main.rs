@@ -42,7 +42,7 @@ pub struct GuestOpts {
     /// Guest kernel: a vmlinuz path, a version, or `download` (newest from Debian).
     #[arg(long, env = "SCX_SIS_KERNEL")]
     kernel: Option<String>,
-    /// SOCKETS:CORES:THREADS.
+    /// SOCKETS:CORES:THREADS, or SOCKETS:DIES:CORES:THREADS.
     #[arg(long, default_value = "1:4:2")]
     topology: vm::Topology,
     /// One NUMA node per socket.

@@ -25,16 +25,22 @@ const MARK_RC: &str = "@@SCX_SIS_RC=";
 /// Host binaries every guest gets when the host has them.
 pub const WORKLOADS: &[&str] = &["tbench", "tbench_srv", "hackbench", "stress-ng", "perf"];
 
+/// SOCKETS:CORES:THREADS, or SOCKETS:DIES:CORES:THREADS (cores per die).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Topology {
     pub sockets: u32,
+    pub dies: u32,
     pub cores: u32,
     pub threads: u32,
 }
 
 impl Topology {
+    pub fn cpus_per_socket(&self) -> u32 {
+        self.dies * self.cores * self.threads
+    }
+
     pub fn nr_cpus(&self) -> u32 {
-        self.sockets * self.cores * self.threads
+        self.sockets * self.cpus_per_socket()
     }
 }
 
@@ -45,23 +51,38 @@ impl std::str::FromStr for Topology {
             .split(':')
             .map(|x| x.parse::<u32>())
             .collect::<Result<_, _>>()
-            .map_err(|_| format!("topology '{s}' is not SOCKETS:CORES:THREADS"))?;
-        match v[..] {
-            [s, c, t] if s > 0 && c > 0 && t > 0 && s * c * t <= 255 => Ok(Topology {
-                sockets: s,
-                cores: c,
-                threads: t,
-            }),
-            _ => Err(format!(
-                "topology '{s}' must be three positive numbers S:C:T with at most 255 CPUs"
-            )),
+            .map_err(|_| format!("topology '{s}' is not SOCKETS[:DIES]:CORES:THREADS"))?;
+        let t = match v[..] {
+            [sockets, cores, threads] => (sockets, 1, cores, threads),
+            [sockets, dies, cores, threads] => (sockets, dies, cores, threads),
+            _ => (0, 0, 0, 0),
+        };
+        let topo = Topology {
+            sockets: t.0,
+            dies: t.1,
+            cores: t.2,
+            threads: t.3,
+        };
+        if v.contains(&0) || topo.nr_cpus() == 0 || topo.nr_cpus() > 255 {
+            return Err(format!(
+                "topology '{s}' must be positive numbers S:C:T or S:D:C:T with at most 255 CPUs"
+            ));
         }
+        Ok(topo)
     }
 }
 
 impl std::fmt::Display for Topology {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, "{}:{}:{}", self.sockets, self.cores, self.threads)
+        if self.dies > 1 {
+            write!(
+                f,
+                "{}:{}:{}:{}",
+                self.sockets, self.dies, self.cores, self.threads
+            )
+        } else {
+            write!(f, "{}:{}:{}", self.sockets, self.cores, self.threads)
+        }
     }
 }
 
@@ -287,9 +308,10 @@ fn qemu_args(cfg: &VmConfig, initrd: &Path) -> Vec<String> {
         "max".into(),
         "-smp".into(),
         format!(
-            "{},sockets={},cores={},threads={}",
+            "{},sockets={},dies={},cores={},threads={}",
             t.nr_cpus(),
             t.sockets,
+            t.dies,
             t.cores,
             t.threads
         ),
@@ -298,7 +320,7 @@ fn qemu_args(cfg: &VmConfig, initrd: &Path) -> Vec<String> {
         let per = (cfg.mem_mib / t.sockets).max(256);
         a.push("-m".into());
         a.push(format!("{}M", per * t.sockets));
-        let per_node = t.cores * t.threads;
+        let per_node = t.cpus_per_socket();
         for s in 0..t.sockets {
             a.push("-object".into());
             a.push(format!("memory-backend-ram,id=m{s},size={per}M"));
@@ -504,6 +526,12 @@ mod tests {
         let t: Topology = "2:4:2".parse().unwrap();
         assert_eq!(t.nr_cpus(), 16);
         assert!("1:4".parse::<Topology>().is_err());
+        let d: Topology = "1:2:4:2".parse().unwrap();
+        assert_eq!(
+            (d.nr_cpus(), d.cpus_per_socket(), d.to_string().as_str()),
+            (16, 16, "1:2:4:2")
+        );
+        assert_eq!("1:4:2".parse::<Topology>().unwrap().to_string(), "1:4:2");
         assert!("0:4:2".parse::<Topology>().is_err());
         assert!("a:b:c".parse::<Topology>().is_err());
     }
