@@ -158,6 +158,20 @@ impl LatStats {
     }
 }
 
+/// The features that are off (`NO_IDLE_CORE,NO_SIS_UTIL`), or `all` when none is:
+/// keeps the stats line one screen wide.
+fn compact_features(f: &str) -> String {
+    let off: Vec<&str> = f
+        .split_whitespace()
+        .filter(|x| x.starts_with("NO_"))
+        .collect();
+    if off.is_empty() {
+        "all".into()
+    } else {
+        off.join(",")
+    }
+}
+
 fn pct(n: u64, d: u64) -> f64 {
     if d == 0 {
         0.0
@@ -293,7 +307,7 @@ impl Metrics {
         .collect();
         writeln!(
             w,
-            "[scx_sis] wake/s {:>6.0} | % {} | lat us p50 {:.0} p99 {:.0} max {:.0} | scan {:.1} p99 {} max {} cut {:.0}% | hint fp {:.0}% | lost/1k {:.1} | {:.0}ns | {}{}",
+            "[scx_sis] {:>6.0}/s | % {} | lat {:.0}/{:.0}/{:.0}us | scan {:.1}/{}/{} cut {:.0}% fp {:.0}% lost {:.1}/k | {:.0}ns | feat {}{}",
             rate,
             steps.join(" "),
             self.lat_p50_us,
@@ -306,8 +320,8 @@ impl Metrics {
             self.hint_fp_pct,
             self.lost_per_1k,
             self.select_ns,
-            self.features,
-            if self.features_changed > 0 { " [features changed]" } else { "" },
+            compact_features(&self.features),
+            if self.features_changed > 0 { " [changed]" } else { "" },
         )?;
         Ok(())
     }
@@ -359,7 +373,12 @@ impl Metrics {
                     "  {:<20} {:>9} {:>6.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.0}",
                     name,
                     count,
-                    pct(count, n),
+                    // % of select_cpu calls; single-CPU wakeups make none
+                    if name == "no_select" {
+                        f64::NAN
+                    } else {
+                        pct(count, n)
+                    },
                     l.p50_us,
                     l.p90_us,
                     l.p99_us,
@@ -511,5 +530,16 @@ mod tests {
         let s = String::from_utf8(out).unwrap();
         assert_eq!(s.lines().count(), 1);
         assert!(s.contains("core 50"), "{s}");
+        assert!(s.trim_end().ends_with("feat all"), "{s}");
+        let off = Metrics {
+            features: "WAKE_AFFINE NO_IDLE_CORE IDLE_SMT RECENT_USED NO_SIS_UTIL".into(),
+            features_changed: 1,
+            ..m
+        };
+        let mut out = Vec::new();
+        off.format(&mut out).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert!(s.contains("feat NO_IDLE_CORE,NO_SIS_UTIL [changed]"), "{s}");
+        assert!(s.len() <= 180, "{} chars: {s}", s.len());
     }
 }

@@ -503,13 +503,13 @@ static __always_inline void kick_idle_in_llc(struct task_struct *p, s32 cpu)
 }
 
 /*
- * Clamp a task's vtime into [vtime_now - slice, vtime_now + MAX_LAG_SLICES * slice]:
+ * Clamp a vtime into [vtime_now - slice, vtime_now + MAX_LAG_SLICES * slice]:
  * a sleeper gets at most one slice of credit, and a low-weight task (nice 19 is
  * charged 100x) never queues so far ahead that the watchdog sees it starve.
  */
-static __always_inline u64 queue_vtime(struct task_struct *p)
+static __always_inline u64 clamp_vtime(u64 vtime)
 {
-	u64 vtime = p->scx.dsq_vtime, now = vtime_now;
+	u64 now = vtime_now;
 
 	if (time_before(vtime, now - slice_ns))
 		vtime = now - slice_ns;
@@ -518,10 +518,20 @@ static __always_inline u64 queue_vtime(struct task_struct *p)
 	return vtime;
 }
 
+/* A task's vtime with the slice it has used so far charged, scaled by its weight. */
+static __always_inline u64 charged_vtime(struct task_struct *p)
+{
+	u64 used = slice_ns - p->scx.slice;
+
+	if (used > slice_ns)
+		used = slice_ns;
+	return p->scx.dsq_vtime + used * 100 / (p->scx.weight ? p->scx.weight : 100);
+}
+
 void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
-	u64 vtime = queue_vtime(p);
+	u64 vtime = clamp_vtime(p->scx.dsq_vtime);
 
 	/*
 	 * Tasks allowed on one CPU only: that CPU's own vtime DSQ, which dispatch
@@ -550,16 +560,6 @@ static __always_inline bool cpu_dsq_first(u64 cpu_dsq, u64 llc_dsq)
 	return !b || !time_after(a->scx.dsq_vtime, b->scx.dsq_vtime);
 }
 
-/* Charge the slice a task used to its vtime, scaled by its weight. */
-static __always_inline void charge(struct task_struct *p)
-{
-	u64 used = slice_ns - p->scx.slice;
-
-	if (used > slice_ns)
-		used = slice_ns;
-	p->scx.dsq_vtime += used * 100 / (p->scx.weight ? p->scx.weight : 100);
-}
-
 /*
  * ops.dispatch runs while prev is still current and not yet queued, so the queues
  * hold only the others: prev goes on (charged, slice refilled) when its vtime would
@@ -572,13 +572,13 @@ static __always_inline bool keep_prev(struct task_struct *prev, u64 cpu_dsq, u64
 
 	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
 		return false;
-	v = prev->scx.dsq_vtime + (slice_ns - prev->scx.slice) * 100 /
-				  (prev->scx.weight ? prev->scx.weight : 100);
+	/* prev's vtime as ops.enqueue would queue it: charged, then clamped */
+	v = clamp_vtime(charged_vtime(prev));
 	a = __COMPAT_scx_bpf_dsq_peek(cpu_dsq);
 	b = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
 	if ((a && time_after(v, a->scx.dsq_vtime)) || (b && time_after(v, b->scx.dsq_vtime)))
 		return false;
-	charge(prev);
+	prev->scx.dsq_vtime = v;
 	prev->scx.slice = slice_ns;
 	return true;
 }
@@ -612,7 +612,7 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	}
 	/* nothing else to run: let prev go on */
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
-		charge(prev);
+		prev->scx.dsq_vtime = charged_vtime(prev);
 		prev->scx.slice = slice_ns;
 	}
 }
@@ -669,7 +669,7 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	if (c->running_since && now > c->running_since)
 		c->busy_ns += now - c->running_since;
 	c->running_since = 0;
-	charge(p);
+	p->scx.dsq_vtime = charged_vtime(p);
 }
 
 /* __update_idle_core(): a CPU going idle whose siblings are all idle sets the hint. */

@@ -37,7 +37,7 @@ check same-instance "pid $PID0 vs $SIS_PID, alive: $(kill -0 $PID0 && echo yes)"
 check never-left-enabled "state=$(state), $(grep -c 'scheduler attached' /tmp/live.log) attaches" \
 	sh -c '[ "$(cat /sys/kernel/sched_ext/state)" = enabled ] && [ $(grep -c "scheduler attached" /tmp/live.log) = 1 ] && ! grep -qi restart /tmp/live.log'
 stop_sis
-check marked-interval "$(grep -c 'features changed' /tmp/live.log) marked intervals" grep -q "NO_IDLE_CORE .*\[features changed\]" /tmp/live.log
+check marked-interval "$(grep -c 'changed]' /tmp/live.log) marked intervals" grep -q "feat NO_IDLE_CORE \[changed\]" /tmp/live.log
 check exit-0 "exit $SIS_RC" [ "$SIS_RC" = 0 ]
 check counters-identity "$(grep totals /tmp/live.log)" identity /tmp/live.log
 kill $S0 $S2

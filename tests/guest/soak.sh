@@ -27,7 +27,7 @@ for c in $(seq 1 $((N - 1))); do echo 1 >/sys/devices/system/cpu/cpu$c/online 2>
 sleep 5
 alive=$(kill -0 $PID 2>/dev/null && echo yes || echo no)
 stop_sis
-ej=$(grep "EXIT:" /tmp/soak.log | grep -vc "unregistered from user space\|hotplug")
+ej=$(grep "EXIT:" /tmp/soak.log | grep -vc "unregistered from user space\|hotplug\|going o")
 restarts=$(grep -c "asked for a restart" /tmp/soak.log)
 echo "soak: kernel $(uname -r) minutes $M ejections $ej restarts $restarts loader_alive $alive exit $SIS_RC rss_first_min_kb $rss_first rss_peak_kb $rss_peak"
 grep "totals" /tmp/soak.log | tail -1 | sed 's/^/soak-totals: /'
