@@ -16,7 +16,7 @@ check still-enabled "state=$(state)" [ "$(state)" = enabled ]
 # --monitor attaches to the running instance through its stats socket, loads nothing
 (sis-probe pingpong 200000 >/dev/null &) ; timeout 5 scx_sis --monitor 1 >/tmp/mon.txt 2>&1
 killall sis-probe 2>/dev/null
-check monitor-prints "$(head -c 400 /tmp/mon.txt)" sh -c '[ $(grep -c "^\[scx_sis\] wake/s" /tmp/mon.txt) -ge 2 ]'
+check monitor-prints "$(head -c 400 /tmp/mon.txt)" sh -c '[ $(grep -c "^\[scx_sis\] *[0-9]*/s |" /tmp/mon.txt) -ge 2 ]'
 sed 's/^/| /' /tmp/mon.txt | tail -2
 # --monitor --json: one object per interval; the host checks each parses and that its
 # placement steps sum to its select_cpu count

@@ -4,7 +4,7 @@
 . /tests/lib.sh
 SOCK=/var/run/scx/root/stats
 rss() { awk '/VmRSS/ {print $2}' /proc/$SIS_PID/status; }
-monitor_ok() { timeout ${1:-6} scx_sis --monitor 1 2>/dev/null | grep -c "wake/s" | awk '{exit !($1 >= 2)}'; }
+monitor_ok() { timeout ${1:-6} scx_sis --monitor 1 2>/dev/null | grep -c "^\[scx_sis\] *[0-9]*/s |" | awk '{exit !($1 >= 2)}'; }
 start_sis /tmp/sec.log || fail start "$(tail -3 /tmp/sec.log)"
 check socket-root-only "$(ls -l $SOCK; ls -ld /var/run/scx/root)" sh -c \
 	"[ \$(stat -c %a $SOCK) = 600 ] && [ \$(stat -c %a /var/run/scx/root) = 700 ] && [ \$(stat -c %u $SOCK) = 0 ]"
