@@ -48,7 +48,7 @@ pub fn kernels_in(dir: &Path) -> Vec<Kernel> {
             }
         }
     }
-    found.sort_by(|a, b| version_key(&a.version).cmp(&version_key(&b.version)));
+    found.sort_by_key(|k| version_key(&k.version));
     found
 }
 

@@ -480,13 +480,12 @@ fn host_tests(tally: &mut Tally, kernels: &[Kernel]) -> Result<()> {
     Ok(())
 }
 
+/// Runs this xtask binary with arguments: (exit code, stderr).
+type XtaskRun<'a> = dyn Fn(&[&str]) -> std::io::Result<(i32, String)> + 'a;
+
 /// A guest that panics, hangs or never boots ends the run with its own exit code
 /// and a one-line reason.
-fn guest_failure_tests(
-    tally: &mut Tally,
-    run: &dyn Fn(&[&str]) -> std::io::Result<(i32, String)>,
-    k: &Kernel,
-) -> Result<()> {
+fn guest_failure_tests(tally: &mut Tally, run: &XtaskRun<'_>, k: &Kernel) -> Result<()> {
     let kernel = k.vmlinuz.to_string_lossy().to_string();
     let base = ["vm", "--no-build", "--kernel", kernel.as_str()];
     let cases: [(&str, Vec<&str>, i32, &str); 3] = [
@@ -588,24 +587,6 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
     Ok(if tally.failed.is_empty() { 0 } else { 1 })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn json_interval_identity() {
-        let ok = r#"{"select_cpu":10,"target":1,"prev":2,"recent":0,"idle_core":3,"idle_smt":0,"idle_cpu":1,"fallback":3}"#;
-        assert_eq!(json_interval_error(ok), None);
-        let off = ok.replace("\"fallback\":3", "\"fallback\":2");
-        assert!(json_interval_error(&off)
-            .unwrap()
-            .contains("steps sum Some(9)"));
-        assert!(json_interval_error("{\"select_cpu\":")
-            .unwrap()
-            .starts_with("not JSON"));
-    }
-}
-
 /// `cargo xtask soak`: one guest per kernel, side by side; prints each `soak:` line and
 /// fails when a guest reports a failed check (an ejection, a dead loader, RSS growth).
 pub fn soak(minutes: u32) -> Result<i32> {
@@ -671,4 +652,22 @@ pub fn soak(minutes: u32) -> Result<i32> {
     }
     println!("soak: {failed} kernel(s) failed");
     Ok(if failed == 0 { 0 } else { 1 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_interval_identity() {
+        let ok = r#"{"select_cpu":10,"target":1,"prev":2,"recent":0,"idle_core":3,"idle_smt":0,"idle_cpu":1,"fallback":3}"#;
+        assert_eq!(json_interval_error(ok), None);
+        let off = ok.replace("\"fallback\":3", "\"fallback\":2");
+        assert!(json_interval_error(&off)
+            .unwrap()
+            .contains("steps sum Some(9)"));
+        assert!(json_interval_error("{\"select_cpu\":")
+            .unwrap()
+            .starts_with("not JSON"));
+    }
 }
