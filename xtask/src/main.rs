@@ -34,6 +34,9 @@ enum Cmd {
         /// Minutes of load per kernel.
         #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=600))]
         minutes: u32,
+        /// Only the shipped kernel with this version (default: every one, side by side).
+        #[arg(long)]
+        kernel: Option<String>,
     },
 }
 
@@ -208,7 +211,7 @@ fn main() {
         Cmd::Run(o) => run_cmd(o),
         Cmd::Test(o) => suite::run(o.filter.as_deref(), o.jobs, !o.no_unit),
         Cmd::Setup => setup::ensure().map(|_| 0),
-        Cmd::Soak { minutes } => suite::soak(minutes),
+        Cmd::Soak { minutes, kernel } => suite::soak(minutes, kernel.as_deref()),
     };
     match res {
         Ok(code) => std::process::exit(code),

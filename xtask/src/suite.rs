@@ -589,11 +589,19 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
 
 /// `cargo xtask soak`: one guest per kernel, side by side; prints each `soak:` line and
 /// fails when a guest reports a failed check (an ejection, a dead loader, RSS growth).
-pub fn soak(minutes: u32) -> Result<i32> {
+pub fn soak(minutes: u32, only: Option<&str>) -> Result<i32> {
     setup::ensure()?;
     build_scheduler()?;
     let probe = crate::build_probe()?;
-    let kernels = test_kernels()?;
+    let kernels: Vec<Kernel> = test_kernels()?
+        .into_iter()
+        .filter(|k| only.is_none_or(|v| k.version == v))
+        .collect();
+    anyhow::ensure!(
+        !kernels.is_empty(),
+        "no shipped kernel {}",
+        only.unwrap_or("")
+    );
     let handles: Vec<_> = kernels
         .into_iter()
         .map(|k| {
