@@ -116,6 +116,7 @@ struct Scheduler<'a> {
     struct_ops: Option<libbpf_rs::Link>,
     stats_server: StatsServer<(), Metrics>,
     _pin: control::Pin,
+    attached: Instant,
 }
 
 impl<'a> Scheduler<'a> {
@@ -161,6 +162,7 @@ impl<'a> Scheduler<'a> {
             struct_ops,
             stats_server,
             _pin: pin,
+            attached: Instant::now(),
         })
     }
 
@@ -195,7 +197,7 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Totals since load: per-CPU counters summed, histograms merged.
-    fn metrics(&self, interval_s: f64) -> Result<Metrics> {
+    fn metrics(&self) -> Result<Metrics> {
         use bpf_intf::*;
         let cpus = self.stats_snapshot()?;
         let mut c = [0u64; sis_stat_NR_SIS_STATS as usize];
@@ -216,7 +218,7 @@ impl<'a> Scheduler<'a> {
         let mut m = Metrics {
             features: features::format(ctl.features),
             features_changed: ctl.generation,
-            interval_s,
+            uptime_s: self.attached.elapsed().as_secs_f64(),
             select_cpu: s(sis_stat_STAT_SELECT),
             target: s(sis_stat_STAT_TARGET),
             prev: s(sis_stat_STAT_PREV),
@@ -261,26 +263,19 @@ impl<'a> Scheduler<'a> {
         out: Output,
     ) -> Result<UserExitInfo> {
         let (res_ch, req_ch) = self.stats_server.channels();
-        let start = Instant::now();
         let mut last_print = Instant::now();
-        let mut last_total = self.metrics(0.0)?;
-        let mut last_req = start;
+        let mut last_total = self.metrics()?;
         while !shutdown.load(Ordering::Relaxed) && !self.exited() {
+            // Each client gets totals; its own delta() derives its interval from uptime_s.
             match req_ch.recv_timeout(Duration::from_millis(200)) {
-                Ok(()) => {
-                    let now = Instant::now();
-                    let m = self.metrics(now.duration_since(last_req).as_secs_f64())?;
-                    last_req = now;
-                    res_ch.send(m)?;
-                }
+                Ok(()) => res_ch.send(self.metrics()?)?,
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(e) => Err(e)?,
             }
             if let Some(every) = stats_every {
                 if last_print.elapsed() >= every {
-                    let secs = last_print.elapsed().as_secs_f64();
                     last_print = Instant::now();
-                    let cur = self.metrics(secs)?;
+                    let cur = self.metrics()?;
                     stats::print(&cur.delta(&last_total), out)?;
                     last_total = cur;
                 }
@@ -288,7 +283,8 @@ impl<'a> Scheduler<'a> {
         }
         let _ = self.struct_ops.take();
         // Detached: no select_cpu runs any more, so these totals are exact.
-        let total = self.metrics(start.elapsed().as_secs_f64())?;
+        let mut total = self.metrics()?;
+        total.interval_s = total.uptime_s;
         info!("totals {}", total.key_values());
         uei_report!(&self.skel, uei)
     }

@@ -21,6 +21,8 @@ pub struct Metrics {
     pub features: String,
     #[stat(desc = "Seconds covered by this sample")]
     pub interval_s: f64,
+    #[stat(desc = "Seconds since the scheduler attached, when the sample was taken")]
+    pub uptime_s: f64,
     #[stat(desc = "ops.select_cpu calls (wakeups searched)")]
     pub select_cpu: u64,
     #[stat(desc = "Placed on target: the waker's or prev CPU chosen by wake_affine, idle")]
@@ -247,6 +249,7 @@ impl Metrics {
             prog_run_ns,
             prog_run_cnt
         );
+        m.interval_s = self.uptime_s - b.uptime_s;
         m.lat_hist = vsub(&self.lat_hist, &b.lat_hist);
         m.scan_hist = vsub(&self.scan_hist, &b.scan_hist);
         m.finish();
@@ -474,7 +477,15 @@ mod tests {
             features: "Y".into(),
             ..Default::default()
         };
-        let d = b.delta(&a);
+        let d = Metrics {
+            uptime_s: 7.5,
+            ..b.clone()
+        }
+        .delta(&Metrics {
+            uptime_s: 5.0,
+            ..a.clone()
+        });
+        assert_eq!(d.interval_s, 2.5);
         assert_eq!((d.select_cpu, d.target, d.fallback), (15, 5, 10));
         assert_eq!(d.scan_max_ever, 9);
         assert_eq!(d.features, "Y");
