@@ -231,20 +231,33 @@ fn vm_tests(kernels: &[Kernel]) -> Vec<VmTest> {
     v
 }
 
-fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tally>) {
-    let start = Instant::now();
-    let cfg = vm::VmConfig {
-        kernel: t.kernel.clone(),
-        topology: t.topo.parse::<Topology>().expect("valid test topology"),
-        numa: t.numa,
+/// A quiet single-threaded-TCG guest with scx_sis, sis-probe and tests/guest/.
+fn test_guest(
+    kernel: &Kernel,
+    topology: Topology,
+    numa: bool,
+    probe: &std::path::Path,
+    timeout_s: u64,
+    idle_s: u64,
+) -> vm::VmConfig {
+    vm::VmConfig {
+        kernel: kernel.clone(),
+        topology,
+        numa,
         mem_mib: 2048,
         with: vec![scx_sis_bin(), probe.to_path_buf()],
         dirs: vec![(repo_root().join("tests/guest"), "/tests".into())],
-        timeout: Duration::from_secs(t.timeout),
-        idle_timeout: Duration::from_secs(120),
+        timeout: Duration::from_secs(timeout_s),
+        idle_timeout: Duration::from_secs(idle_s),
         tcg_multi: false,
         stream: false,
-    };
+    }
+}
+
+fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tally>) {
+    let start = Instant::now();
+    let topology = t.topo.parse::<Topology>().expect("valid test topology");
+    let cfg = test_guest(&t.kernel, topology, t.numa, probe, t.timeout, 120);
     let res = vm::run(&cfg, &t.cmd);
     let mut tally = tally.lock().unwrap();
     println!(
@@ -607,18 +620,9 @@ pub fn soak(minutes: u32, only: Option<&str>) -> Result<i32> {
         .map(|k| {
             let probe = probe.clone();
             std::thread::spawn(move || {
-                let cfg = vm::VmConfig {
-                    kernel: k.clone(),
-                    topology: "1:4:2".parse().expect("valid topology"),
-                    numa: false,
-                    mem_mib: 2048,
-                    with: vec![scx_sis_bin(), probe],
-                    dirs: vec![(repo_root().join("tests/guest"), "/tests".into())],
-                    timeout: Duration::from_secs(minutes as u64 * 60 + 900),
-                    idle_timeout: Duration::from_secs(300),
-                    tcg_multi: false,
-                    stream: false,
-                };
+                let topology = "1:4:2".parse().expect("valid topology");
+                let timeout = minutes as u64 * 60 + 900;
+                let cfg = test_guest(&k, topology, false, &probe, timeout, 300);
                 (
                     k.version,
                     vm::run(&cfg, &format!("sh /tests/soak.sh {minutes}")),
