@@ -64,6 +64,16 @@ struct Opts {
     #[arg(long, value_name = "FEATURES", num_args = 0..=1, default_missing_value = "")]
     set: Option<String>,
 
+    /// Do not classify decisions against the idle masks (the quality counters stay 0);
+    /// for measuring the search cost alone.
+    #[arg(long)]
+    no_quality: bool,
+
+    /// Classify only the wakeups of tasks whose comm starts with this prefix (at most
+    /// 15 bytes), e.g. a benchmark's threads.
+    #[arg(long, value_name = "PREFIX", default_value = "", value_parser = quality_comm)]
+    quality_comm: String,
+
     /// Describe every stats field and exit.
     #[arg(long)]
     help_stats: bool,
@@ -83,6 +93,16 @@ struct Opts {
     /// Load a program the verifier must reject (tests the error path).
     #[arg(long, hide = true)]
     test_verifier_reject: bool,
+}
+
+fn quality_comm(s: &str) -> Result<String> {
+    if s.len() > 15 {
+        bail!(
+            "--quality-comm: at most 15 bytes (a task's comm), got {}",
+            s.len()
+        );
+    }
+    Ok(s.to_string())
 }
 
 fn interval(secs: f64, what: &str) -> Result<Duration> {
@@ -144,6 +164,12 @@ impl<'a> Scheduler<'a> {
         topo.write_rodata(ro);
         ro.slice_ns = opts.slice_us * 1000;
         ro.test_verifier_reject = opts.test_verifier_reject;
+        ro.quality = !opts.no_quality;
+        let comm = opts.quality_comm.as_bytes();
+        for (dst, &b) in ro.quality_comm.iter_mut().zip(comm) {
+            *dst = b as _;
+        }
+        ro.quality_comm_len = comm.len() as u32;
 
         let mut skel = scx_ops_load!(skel, sis_ops, uei).map_err(verifier_hint)?;
         control::write(
@@ -242,6 +268,13 @@ impl<'a> Scheduler<'a> {
             migrations: s(sis_stat_STAT_MIGRATE),
             migrations_llc: s(sis_stat_STAT_MIGRATE_LLC),
             wake_affine: s(sis_stat_STAT_WAKE_AFFINE),
+            q_wakeups: s(sis_stat_STAT_Q_WAKEUPS),
+            q_idle_core: s(sis_stat_STAT_Q_IDLE_CORE),
+            q_missed_core: s(sis_stat_STAT_Q_MISSED_CORE),
+            q_idle_cpu: s(sis_stat_STAT_Q_IDLE_CPU),
+            q_missed_cpu: s(sis_stat_STAT_Q_MISSED_CPU),
+            q_stacked: s(sis_stat_STAT_Q_STACKED),
+            q_nr_idle: s(sis_stat_STAT_Q_NR_IDLE),
             lat_hist: lat,
             scan_hist: scan,
             prog_run_ns,

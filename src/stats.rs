@@ -67,6 +67,30 @@ pub struct Metrics {
     pub migrations_llc: u64,
     #[stat(desc = "Wakeups whose target WAKE_AFFINE moved to the waker's CPU")]
     pub wake_affine: u64,
+    #[stat(
+        desc = "Wakeups classified against the idle masks read just before the decision (0 with --no-quality)"
+    )]
+    pub q_wakeups: u64,
+    #[stat(desc = "... of which an allowed, fully idle core existed in prev_cpu's LLC")]
+    pub q_idle_core: u64,
+    #[stat(desc = "... and the task went to a CPU whose core was not fully idle")]
+    pub q_missed_core: u64,
+    #[stat(desc = "... of which an allowed idle CPU existed in prev_cpu's LLC")]
+    pub q_idle_cpu: u64,
+    #[stat(desc = "... and the task went to a CPU that was not idle")]
+    pub q_missed_cpu: u64,
+    #[stat(desc = "... placed on a CPU that was not idle (running or about to run a task)")]
+    pub q_stacked: u64,
+    #[stat(desc = "Sum over classified wakeups of the allowed idle CPUs in prev_cpu's LLC")]
+    pub q_nr_idle: u64,
+    #[stat(desc = "Wakeups that missed an existing idle core, per 1000 classified wakeups")]
+    pub missed_idle_core_per_1k: f64,
+    #[stat(desc = "Wakeups that missed an existing idle CPU, per 1000 classified wakeups")]
+    pub missed_idle_cpu_per_1k: f64,
+    #[stat(desc = "Wakeups stacked on a non-idle CPU, per 1000 classified wakeups")]
+    pub stacked_per_1k: f64,
+    #[stat(desc = "Mean allowed idle CPUs in prev_cpu's LLC at a classified wakeup")]
+    pub idle_cpus_mean: f64,
     #[stat(desc = "Longest search since the scheduler started, in CPUs tested")]
     pub scan_max_ever: u64,
     #[stat(desc = "Times the features were changed with --set (since start in totals)")]
@@ -245,6 +269,13 @@ impl Metrics {
             migrations,
             migrations_llc,
             wake_affine,
+            q_wakeups,
+            q_idle_core,
+            q_missed_core,
+            q_idle_cpu,
+            q_missed_cpu,
+            q_stacked,
+            q_nr_idle,
             features_changed,
             prog_run_ns,
             prog_run_cnt
@@ -282,6 +313,14 @@ impl Metrics {
         self.sis_util_cut_pct = pct(self.sis_util_cut, self.scan_calls);
         self.hint_fp_pct = pct(self.hint_false, self.hint_true + self.hint_false);
         self.lost_per_1k = pct(self.lost_claims, self.select_cpu) * 10.0;
+        self.missed_idle_core_per_1k = pct(self.q_missed_core, self.q_wakeups) * 10.0;
+        self.missed_idle_cpu_per_1k = pct(self.q_missed_cpu, self.q_wakeups) * 10.0;
+        self.stacked_per_1k = pct(self.q_stacked, self.q_wakeups) * 10.0;
+        self.idle_cpus_mean = if self.q_wakeups > 0 {
+            self.q_nr_idle as f64 / self.q_wakeups as f64
+        } else {
+            0.0
+        };
         self.select_ns = if self.prog_run_cnt > 0 {
             self.prog_run_ns as f64 / self.prog_run_cnt as f64
         } else {
@@ -310,9 +349,13 @@ impl Metrics {
         .collect();
         writeln!(
             w,
-            "[scx_sis] {:>6.0}/s | % {} | lat {:.0}/{:.0}/{:.0}us | scan {:.1}/{}/{} cut {:.0}% fp {:.0}% lost {:.1}/k | {:.0}ns | feat {}{}",
+            "[scx_sis] {:>6.0}/s | % {} | miss/k core {:.0} cpu {:.0} stack {:.0} idle {:.1} | lat {:.0}/{:.0}/{:.0}us | scan {:.1}/{}/{} cut {:.0}% fp {:.0}% lost {:.1}/k | {:.0}ns | feat {}{}",
             rate,
             steps.join(" "),
+            self.missed_idle_core_per_1k,
+            self.missed_idle_cpu_per_1k,
+            self.stacked_per_1k,
+            self.idle_cpus_mean,
             self.lat_p50_us,
             self.lat_p99_us,
             self.lat_max_us,
@@ -406,6 +449,8 @@ impl Metrics {
             n, self.scanned, self.scan_mean, self.scan_p99, self.scan_max, self.scan_max_ever, self.scan_calls, self.sis_util_cut_pct, self.lost_claims, self.lost_per_1k, self.select_ns)?;
         writeln!(w, "  hint: set {} true {} false {} (fp {:.1}%)  wake_affine {}  migrations {} (cross-LLC {})",
             self.hint_set, self.hint_true, self.hint_false, self.hint_fp_pct, self.wake_affine, self.migrations, self.migrations_llc)?;
+        writeln!(w, "  quality: {} wakeups classified, idle core existed {} missed {} ({:.1}/1k), idle CPU existed {} missed {} ({:.1}/1k), stacked {} ({:.1}/1k), idle CPUs mean {:.2}",
+            self.q_wakeups, self.q_idle_core, self.q_missed_core, self.missed_idle_core_per_1k, self.q_idle_cpu, self.q_missed_cpu, self.missed_idle_cpu_per_1k, self.q_stacked, self.stacked_per_1k, self.idle_cpus_mean)?;
         writeln!(
             w,
             "  queueing: direct {} shared {} pinned {} steals {}",
@@ -551,6 +596,6 @@ mod tests {
         off.format(&mut out).unwrap();
         let s = String::from_utf8(out).unwrap();
         assert!(s.contains("feat NO_IDLE_CORE,NO_SIS_UTIL [changed]"), "{s}");
-        assert!(s.len() <= 180, "{} chars: {s}", s.len());
+        assert!(s.len() <= 220, "{} chars: {s}", s.len());
     }
 }

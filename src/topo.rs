@@ -132,6 +132,11 @@ impl SisTopology {
         fill(&mut ro.core_cpus, &self.core_cpus);
         fill(&mut ro.core_off, &self.core_off);
         fill(&mut ro.core_nr, &self.core_nr);
+        for (llc, (&off, &nr)) in self.llc_off.iter().zip(&self.llc_nr).enumerate() {
+            for &cpu in &self.llc_cpus[off as usize..(off + nr) as usize] {
+                ro.llc_mask[llc][cpu as usize / 64] |= 1 << (cpu % 64);
+            }
+        }
     }
 }
 

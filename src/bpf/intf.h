@@ -72,6 +72,18 @@ enum sis_stat {
 	STAT_MIGRATE,		/* select_cpu returned cpu != prev_cpu */
 	STAT_MIGRATE_LLC,	/* ... in another LLC */
 	STAT_WAKE_AFFINE,	/* WAKE_AFFINE moved target to the waker's CPU */
+	/*
+	 * Placement quality, read from the kernel's idle masks (the task's allowed
+	 * CPUs in prev_cpu's LLC) just before deciding; counted when --no-quality is
+	 * not given. Q_WAKEUPS is the number of wakeups classified.
+	 */
+	STAT_Q_WAKEUPS,
+	STAT_Q_IDLE_CORE,	/* a fully idle core existed */
+	STAT_Q_MISSED_CORE,	/* ... and the task went to a CPU whose core was not idle */
+	STAT_Q_IDLE_CPU,	/* an idle CPU existed */
+	STAT_Q_MISSED_CPU,	/* ... and the task went to a CPU that was not idle */
+	STAT_Q_STACKED,		/* the chosen CPU was not idle (running or about to run a task) */
+	STAT_Q_NR_IDLE,		/* sum over wakeups of the idle CPUs there were */
 	NR_SIS_STATS,
 };
 

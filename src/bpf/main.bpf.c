@@ -21,6 +21,9 @@ const volatile u32 nr_llcs = 1;
 const volatile bool smt_enabled;
 const volatile u64 slice_ns = 5000000;
 const volatile bool test_verifier_reject;	/* --test-verifier-reject */
+const volatile bool quality = true;		/* classify every decision (--no-quality) */
+const volatile char quality_comm[16];		/* ... or only these tasks' (--quality-comm) */
+const volatile u32 quality_comm_len;
 const volatile u32 cpu_llc[MAX_CPUS];		/* cpu -> LLC index */
 const volatile u32 cpu_node[MAX_CPUS];		/* cpu -> NUMA node */
 const volatile u32 cpu_core[MAX_CPUS];		/* cpu -> core index */
@@ -32,6 +35,7 @@ const volatile u32 llc_node[MAX_LLCS];
 const volatile u32 core_cpus[MAX_CPUS];		/* siblings of each core, core after core */
 const volatile u32 core_off[MAX_CPUS];
 const volatile u32 core_nr[MAX_CPUS];
+const volatile u64 llc_mask[MAX_LLCS][MAX_CPUS / 64];	/* CPUs of each LLC, as bits */
 
 /*
  * Live control: the loader fills it before attaching and pins it in bpffs, where
@@ -412,12 +416,108 @@ static __always_inline u32 lat_bucket(u64 ns)
 	return b < NR_LAT_BUCKETS ? b : NR_LAT_BUCKETS - 1;
 }
 
+/* What the idle masks said just before a decision: the ground truth for quality. */
+struct sis_truth {
+	bool idle_core;		/* a fully idle, allowed core in prev_cpu's LLC */
+	bool idle_cpu;		/* an idle, allowed CPU there */
+	u32 nr_idle;		/* how many */
+};
+
+/*
+ * Read the idle masks word by word (constant offsets, so the verifier accepts the
+ * loads) against prev_cpu's LLC and the task's allowed CPUs. Read-only: it claims
+ * nothing and so cannot change the decision that follows.
+ */
+static __always_inline void read_truth(struct task_struct *p, s32 prev_cpu,
+				       const struct cpumask *idle, struct sis_truth *t)
+{
+	const struct cpumask *smt = scx_bpf_get_idle_smtmask();
+	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(prev_cpu)]);
+	u32 words = (nr_cpu_ids + 63) / 64;
+	const struct cpumask *allowed_mask = p->cpus_ptr;
+	int w;
+
+#pragma unroll
+	for (w = 0; w < MAX_CPUS / 64; w++) {
+		u64 m, i;
+
+		if (w >= words)
+			break;
+		m = llc_mask[llc][w] & allowed_mask->bits[w];
+		i = m & idle->bits[w];
+		t->nr_idle += __builtin_popcountll(i);
+		if (i)
+			t->idle_cpu = true;
+		if (m & smt->bits[w])
+			t->idle_core = true;
+	}
+	scx_bpf_put_idle_cpumask(smt);
+}
+
+/* Is @p one of the tasks --quality-comm names (comm starts with the prefix)? */
+static __always_inline bool quality_task(struct task_struct *p)
+{
+	int i;
+
+	if (!quality)
+		return false;
+#pragma unroll
+	for (i = 0; i < 16; i++) {
+		if (i >= quality_comm_len)
+			break;
+		if (p->comm[i] != quality_comm[i])
+			return false;
+	}
+	return true;
+}
+
+/* Was @cpu's whole core idle before we claimed @cpu (its siblings still are)? */
+static __always_inline bool core_was_idle(const struct cpumask *idle, s32 cpu)
+{
+	u32 core = cpu_core[CPU_IDX(cpu)];
+	u32 off = core_off[CPU_IDX(core)], nr = core_nr[CPU_IDX(core)];
+	u32 i;
+
+	bpf_for(i, 0, nr) {
+		s32 sib;
+
+		if (i >= MAX_SIBLINGS)
+			break;
+		sib = core_cpus[CPU_IDX(off + i)];
+		if (sib != cpu && !available_idle_cpu(idle, sib))
+			return false;
+	}
+	return true;
+}
+
+/* Classify one decision against the truth read before it; @claimed: @cpu was idle. */
+static __always_inline void count_quality(struct sis_cpu_stats *s, const struct sis_truth *t,
+					  const struct cpumask *idle, s32 cpu, bool claimed)
+{
+	s->cnt[STAT_Q_WAKEUPS]++;
+	s->cnt[STAT_Q_NR_IDLE] += t->nr_idle;
+	if (t->idle_cpu) {
+		s->cnt[STAT_Q_IDLE_CPU]++;
+		if (!claimed)
+			s->cnt[STAT_Q_MISSED_CPU]++;
+	}
+	if (t->idle_core) {
+		s->cnt[STAT_Q_IDLE_CORE]++;
+		if (!claimed || !core_was_idle(idle, cpu))
+			s->cnt[STAT_Q_MISSED_CORE]++;
+	}
+	if (!claimed)
+		s->cnt[STAT_Q_STACKED]++;
+}
+
 s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	const struct cpumask *idle;
 	struct sis_cpu_stats *s;
 	struct task_ctx *tctx;
 	u32 step = STAT_FALLBACK, scanned = 0;
+	struct sis_truth truth = {};
+	bool classify;
 	s32 target, cpu;
 	struct sis_ctl *feats;
 	u64 idx;
@@ -433,11 +533,13 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	if (!feats)
 		return prev_cpu;
 	idle = scx_bpf_get_idle_cpumask();
+	classify = quality_task(p);
+	if (classify)
+		read_truth(p, prev_cpu, idle, &truth);
 	target = wake_affine(p, prev_cpu, wake_flags, idle, feats);
 	if (target != prev_cpu)
 		stat_inc(STAT_WAKE_AFFINE);
 	cpu = select_idle_sibling(p, tctx, prev_cpu, target, idle, &step, &scanned, feats);
-	scx_bpf_put_idle_cpumask(idle);
 
 	tctx->placed_by = lat_class_of(step);
 	tctx->selected = true;
@@ -470,9 +572,12 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		}
 		if (step != STAT_FALLBACK)
 			s->cnt[STAT_DIRECT]++;
+		if (classify)
+			count_quality(s, &truth, idle, cpu, step != STAT_FALLBACK);
 		barrier();
 		WRITE_ONCE(s->seq_end, seq);
 	}
+	scx_bpf_put_idle_cpumask(idle);
 	/* every step but the fallback claimed its CPU: hand the task over directly */
 	if (step != STAT_FALLBACK)
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);

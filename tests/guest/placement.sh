@@ -5,13 +5,16 @@
 N=${1:-400}
 sis-probe spin 0 & S0=$!
 sis-probe spin 2 & S2=$!
-run() { # run NAME FEATURES
-	start_sis /tmp/p-$1.log -f "$2" || { fail "$1-start" "$(tail -3 /tmp/p-$1.log)"; return; }
+run() { # run NAME FEATURES [ARGS]
+	start_sis /tmp/p-$1.log -f "$2" ${3:---quality-comm sis-probe} || { fail "$1-start" "$(tail -3 /tmp/p-$1.log)"; return; }
 	sleep 1
+	sis-probe trace start 4096
 	sis-probe wake $N 2000 0 >/tmp/w-$1.txt
+	sis-probe trace stop sis-probe >/tmp/t-$1.txt
 	stop_sis
+	sed 's/^/# '"$1"' /' /tmp/t-$1.txt
 	sed -n 's/^# wake histogram/# '"$1"' wake histogram/p' /tmp/w-$1.txt
-	c=""; for f in select_cpu target prev recent idle_core idle_smt idle_cpu fallback wake_affine lost_claims; do c="$c $f=$(total $f /tmp/p-$1.log)"; done
+	c=""; for f in select_cpu target prev recent idle_core idle_smt idle_cpu fallback wake_affine lost_claims q_wakeups missed_idle_core_per_1k missed_idle_cpu_per_1k stacked_per_1k idle_cpus_mean; do c="$c $f=$(total $f /tmp/p-$1.log)"; done
 	echo "# $1 counters:$c"
 }
 count() { # count FILE CPUS...: wakeups that landed on these CPUs
@@ -27,4 +30,20 @@ smt=$(count /tmp/w-no_idle_core.txt 1 3)
 check no-idle-core-placement "$smt/$N wakeups on an idle sibling of a busy CPU (1,3), want > 50%" [ $((smt * 2)) -gt $N ]
 check no-idle-core-counter "idle_core=$(total idle_core /tmp/p-no_idle_core.log) with NO_IDLE_CORE" [ "$(total idle_core /tmp/p-no_idle_core.log)" = 0 ]
 check idle-smt-counter "idle_smt=$(total idle_smt /tmp/p-no_idle_core.log)" [ "$(total idle_smt /tmp/p-no_idle_core.log)" -gt 0 ]
+# tfield NAME FIELD: a field of the tracer's line; agree A B: within 50 per 1000
+tfield() { tr ' ' '\n' </tmp/t-$1.txt | grep "^$2=" | cut -d= -f2; }
+agree() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(d <= 50 && d >= -50) }'; }
+below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+mc=$(total missed_idle_core_per_1k /tmp/p-idle_core.log); tc=$(tfield idle_core missed_idle_core_per_1k)
+check quality-idle-core "missed_idle_core $mc/1000 with IDLE_CORE, want < 5" below "$mc" 5
+check tracer-agrees-idle-core "tracer $tc/1000 vs scx_sis $mc/1000" agree "$tc" "$mc"
+mn=$(total missed_idle_core_per_1k /tmp/p-no_idle_core.log); tn=$(tfield no_idle_core missed_idle_core_per_1k)
+check quality-no-idle-core "missed_idle_core $mn/1000 with NO_IDLE_CORE, want > 500" below 500 "$mn"
+check tracer-agrees-no-idle-core "tracer $tn/1000 vs scx_sis $mn/1000" agree "$tn" "$mn"
+check tracer-complete "$(cat /tmp/t-idle_core.txt)" [ "$(tfield idle_core lost_events)" = 0 -a "$(tfield idle_core q_wakeups)" -ge "$N" ]
+# the same placement with the classification compiled out of the path
+run no_quality "" --no-quality
+nq=$(count /tmp/w-no_quality.txt 4 5 6 7)
+check quality-off-same-placement "$nq/$N on a whole idle core without classification ($core/$N with)" [ $((nq * 100)) -ge $((N * 95)) ]
+check quality-off-counts-nothing "q_wakeups=$(total q_wakeups /tmp/p-no_quality.log)" [ "$(total q_wakeups /tmp/p-no_quality.log)" = 0 ]
 kill $S0 $S2

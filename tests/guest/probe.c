@@ -14,11 +14,17 @@
  *   sis-probe sleepers N SECS     N threads that sleep for SECS
  *   sis-probe churn N SECS        N busy threads whose affinity changes every ms
  *   sis-probe forks N             N threads created and joined one after another
+ *   sis-probe msg M W SECS US     schbench-like: M message threads each wake W workers
+ *                                 (comm sis-worker) over pipes, every worker spins US
+ *                                 microseconds and reports back, for SECS; prints
+ *                                 rounds/s and the wakeup latency the workers saw
+ *   sis-probe trace ...           the tracefs collector, see trace.c
  */
 #define _GNU_SOURCE
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -290,6 +296,140 @@ static int forks(int n)
 	return 0;
 }
 
+/* schbench-like load: message threads wake workers, which run briefly and reply. */
+struct msg_worker {
+	int wake[2], done;	/* wake: message -> worker; done: the message's reply pipe */
+	int us;
+	volatile int stop;
+	struct timespec *sent;	/* when the message thread woke us */
+	long *lat_us;		/* latencies seen, filled up to nlat */
+	long nlat, cap;
+};
+
+static long ts_us(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000000L + (b->tv_nsec - a->tv_nsec) / 1000;
+}
+
+static void spin_us(int us)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while (ts_us(&a, &b) < us);
+}
+
+static void *msg_worker(void *arg)
+{
+	struct msg_worker *w = arg;
+	struct timespec now;
+	char b;
+
+	prctl(PR_SET_NAME, "sis-worker");
+	while (read(w->wake[0], &b, 1) == 1 && b == 'w') {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (w->nlat < w->cap)
+			w->lat_us[w->nlat++] = ts_us(w->sent, &now);
+		spin_us(w->us);
+		if (write(w->done, &b, 1) != 1)
+			break;
+	}
+	return NULL;
+}
+
+struct msg_thread {
+	int nw, us, secs, done[2];
+	long rounds;
+	struct msg_worker *w;
+};
+
+static void *msg_thread(void *arg)
+{
+	struct msg_thread *m = arg;
+	struct timespec sent, start, now;
+	pthread_t *t = calloc(m->nw, sizeof(*t));
+	char b = 'w';
+
+	prctl(PR_SET_NAME, "sis-msg");
+	if (!t || pipe(m->done))
+		exit(2);
+	for (int i = 0; i < m->nw; i++) {
+		struct msg_worker *w = &m->w[i];
+
+		if (pipe(w->wake))
+			exit(2);
+		w->done = m->done[1];
+		w->us = m->us;
+		w->sent = &sent;
+		w->cap = 1 << 16;
+		w->lat_us = calloc(w->cap, sizeof(long));
+		pthread_create(&t[i], NULL, msg_worker, w);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		clock_gettime(CLOCK_MONOTONIC, &sent);
+		for (int i = 0; i < m->nw; i++)
+			if (write(m->w[i].wake[1], &b, 1) != 1)
+				exit(3);
+		for (int i = 0; i < m->nw; i++)
+			if (read(m->done[0], &b, 1) != 1)
+				exit(3);
+		m->rounds++;
+		usleep(1000); /* the message thread sleeps between rounds, as schbench's does */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (ts_us(&start, &now) < m->secs * 1000000L);
+	b = 'q';
+	for (int i = 0; i < m->nw; i++) {
+		if (write(m->w[i].wake[1], &b, 1) != 1)
+			exit(3);
+		pthread_join(t[i], NULL);
+	}
+	free(t);
+	return NULL;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int msg(int nm, int nw, int secs, int us)
+{
+	struct msg_thread *m = calloc(nm, sizeof(*m));
+	pthread_t *t = calloc(nm, sizeof(*t));
+	long n = 0, rounds = 0, *all;
+
+	for (int i = 0; i < nm; i++) {
+		m[i] = (struct msg_thread){ .nw = nw, .us = us, .secs = secs };
+		m[i].w = calloc(nw, sizeof(struct msg_worker));
+		pthread_create(&t[i], NULL, msg_thread, &m[i]);
+	}
+	for (int i = 0; i < nm; i++) {
+		pthread_join(t[i], NULL);
+		rounds += m[i].rounds;
+		for (int j = 0; j < nw; j++)
+			n += m[i].w[j].nlat;
+	}
+	all = calloc(n + 1, sizeof(long));
+	n = 0;
+	for (int i = 0; i < nm; i++)
+		for (int j = 0; j < nw; j++)
+			for (long k = 0; k < m[i].w[j].nlat; k++)
+				all[n++] = m[i].w[j].lat_us[k];
+	qsort(all, n, sizeof(long), cmp_long);
+#define P(q) (n ? all[(long)((q) * (n - 1))] : 0)
+	printf("msg: rounds_per_s=%.1f wakeups=%ld p50_us=%ld p90_us=%ld p99_us=%ld p999_us=%ld max_us=%ld\n",
+	       (double)rounds / secs, n, P(0.5), P(0.9), P(0.99), P(0.999), n ? all[n - 1] : 0);
+#undef P
+	return 0;
+}
+
+int trace_main(int argc, char **argv);
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -311,6 +451,10 @@ int main(int argc, char **argv)
 		return wake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc == 3 && !strcmp(argv[1], "pingpong"))
 		return pingpong(atoi(argv[2]));
+	if (argc == 6 && !strcmp(argv[1], "msg"))
+		return msg(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+	if (argc >= 2 && !strcmp(argv[1], "trace"))
+		return trace_main(argc, argv);
 	fprintf(stderr, "usage: sis-probe spin CPU | wake N US CPU | pingpong N | "
 			"hostile SOCK MODE | idle SOCK N SECS\n");
 	return 2;

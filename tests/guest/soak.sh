@@ -1,10 +1,18 @@
-# soak.sh MINUTES: mixed stress-ng, hackbench and tbench at twice the CPU count, a CPU
-# hotplug cycle every minute; prints one `soak:` summary line.
+# soak.sh MINUTES [eevdf]: mixed stress-ng, hackbench and tbench at twice the CPU count, a
+# CPU hotplug cycle every minute; prints one `soak:` summary line. With `eevdf` the same
+# load runs on the kernel's own scheduler (a baseline for RCU stall reports).
 . /tests/lib.sh
 M=${1:-20}
+SCHED=${2:-sis}
 N=$(nproc)
-start_sis /tmp/soak.log --stats 60 || fail start "$(tail -3 /tmp/soak.log)"
-PID=$SIS_PID
+if [ "$SCHED" = sis ]; then
+	start_sis /tmp/soak.log --stats 60 || fail start "$(tail -3 /tmp/soak.log)"
+	PID=$SIS_PID
+else
+	sleep 86400 & # stands in for the loader so the RSS sampling below has a PID
+	PID=$!
+	: >/tmp/soak.log
+fi
 end=$(($(date +%s) + M * 60))
 stress-ng --cpu $N --fork 2 --affinity 2 --timeout $((M * 60))s --quiet >/tmp/sng.log 2>&1 &
 ( while [ "$(date +%s)" -lt $end ]; do hackbench -g 2 -l 100 >/dev/null 2>&1; done ) &
@@ -26,12 +34,16 @@ done
 for c in $(seq 1 $((N - 1))); do echo 1 >/sys/devices/system/cpu/cpu$c/online 2>/dev/null; done
 sleep 5
 alive=$(kill -0 $PID 2>/dev/null && echo yes || echo no)
-stop_sis
+if [ "$SCHED" = sis ]; then stop_sis; else kill $PID; SIS_RC=0; fi
+stalls=$(dmesg | grep -c "rcu: INFO: .* self-detected stall\|rcu: INFO: .* detected stalls")
 ej=$(grep "EXIT:" /tmp/soak.log | grep -vc "unregistered from user space\|hotplug\|going o")
 restarts=$(grep -c "asked for a restart" /tmp/soak.log)
-echo "soak: kernel $(uname -r) minutes $M ejections $ej restarts $restarts loader_alive $alive exit $SIS_RC rss_first_min_kb $rss_first rss_peak_kb $rss_peak"
+echo "soak: kernel $(uname -r) sched $SCHED minutes $M rcu_stalls $stalls ejections $ej restarts $restarts loader_alive $alive exit $SIS_RC rss_first_min_kb $rss_first rss_peak_kb $rss_peak"
 grep "totals" /tmp/soak.log | tail -1 | sed 's/^/soak-totals: /'
 grep "EXIT:" /tmp/soak.log | sort | uniq -c | sed 's/^/# /'
+# What the kernel said around an RCU stall or an ejection: the CPU, the task, the stack.
+dmesg | grep -A25 "rcu: INFO" | head -80 | sed 's/^/# dmesg: /'
+grep -v "asked for a restart\|hotplug" /tmp/soak.log | grep -B2 -A30 "EXIT:" | head -60 | sed 's/^/# sis: /'
 check soak-no-ejection "$ej ejections" [ "$ej" = 0 ]
 check soak-loader-alive "alive=$alive exit=$SIS_RC" [ "$alive" = yes -a "$SIS_RC" = 0 ]
 check soak-rss-flat "first minute $rss_first kB, peak $rss_peak kB" [ $rss_peak -le $((rss_first + rss_first / 4 + 4096)) ]

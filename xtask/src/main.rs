@@ -37,6 +37,10 @@ enum Cmd {
         /// Only the shipped kernel with this version (default: every one, side by side).
         #[arg(long)]
         kernel: Option<String>,
+        /// `sis` (default) or `eevdf`: the same load on the kernel's own scheduler, as a
+        /// baseline for RCU stall reports.
+        #[arg(long, default_value = "sis", value_parser = ["sis", "eevdf"])]
+        sched: String,
     },
 }
 
@@ -134,9 +138,10 @@ pub fn build_probe() -> Result<PathBuf> {
     let out = repo_root().join("target/sis-probe");
     let src = repo_root().join("tests/guest/probe.c");
     let st = Command::new("cc")
-        .args(["-O2", "-static", "-pthread", "-o"])
+        .args(["-O2", "-Wall", "-static", "-pthread", "-o"])
         .arg(&out)
         .arg(&src)
+        .arg(repo_root().join("tests/guest/trace.c"))
         .status()
         .context("running cc for sis-probe")?;
     anyhow::ensure!(st.success(), "building {} failed", src.display());
@@ -211,7 +216,11 @@ fn main() {
         Cmd::Run(o) => run_cmd(o),
         Cmd::Test(o) => suite::run(o.filter.as_deref(), o.jobs, !o.no_unit),
         Cmd::Setup => setup::ensure().map(|_| 0),
-        Cmd::Soak { minutes, kernel } => suite::soak(minutes, kernel.as_deref()),
+        Cmd::Soak {
+            minutes,
+            kernel,
+            sched,
+        } => suite::soak(minutes, kernel.as_deref(), &sched),
     };
     match res {
         Ok(code) => std::process::exit(code),

@@ -602,7 +602,8 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
 
 /// `cargo xtask soak`: one guest per kernel, side by side; prints each `soak:` line and
 /// fails when a guest reports a failed check (an ejection, a dead loader, RSS growth).
-pub fn soak(minutes: u32, only: Option<&str>) -> Result<i32> {
+/// Each guest's whole console goes to `target/soak/VERSION-SCHED.log`.
+pub fn soak(minutes: u32, only: Option<&str>, sched: &str) -> Result<i32> {
     setup::ensure()?;
     build_scheduler()?;
     let probe = crate::build_probe()?;
@@ -619,20 +620,29 @@ pub fn soak(minutes: u32, only: Option<&str>) -> Result<i32> {
         .into_iter()
         .map(|k| {
             let probe = probe.clone();
+            let sched = sched.to_string();
             std::thread::spawn(move || {
                 let topology = "1:4:2".parse().expect("valid topology");
                 let timeout = minutes as u64 * 60 + 900;
                 let cfg = test_guest(&k, topology, false, &probe, timeout, 300);
                 (
                     k.version,
-                    vm::run(&cfg, &format!("sh /tests/soak.sh {minutes}")),
+                    vm::run(&cfg, &format!("sh /tests/soak.sh {minutes} {sched}")),
                 )
             })
         })
         .collect();
     let mut failed = 0;
+    let dir = repo_root().join("target").join("soak");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     for h in handles {
         let (ver, res) = h.join().expect("soak thread");
+        if let Ok(r) = &res {
+            let log = dir.join(format!("{ver}-{sched}.log"));
+            std::fs::write(&log, &r.output)
+                .with_context(|| format!("writing {}", log.display()))?;
+            println!("[{ver}] console: {}", log.display());
+        }
         match res {
             Ok(r) if r.failure.is_none() => {
                 let keep = |l: &&str| {

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sis-probe trace: wakeup latency and placement quality of ANY scheduler, read
+ * from outside through tracefs (sched_waking, sched_wakeup, sched_switch), so that
+ * EEVDF, peer sched_ext schedulers and scx_sis are measured the same way.
+ *
+ *   sis-probe trace start [KB]     clear and enable the events (KB of buffer per CPU),
+ *                                  then visit every CPU once so each has a switch
+ *   sis-probe trace stop PREFIX    disable, read the trace, print one `trace:` line
+ *                                  for the tasks whose comm starts with PREFIX
+ *                                  (`-` means every task)
+ *
+ * Placement quality, as scx_sis counts it in select_cpu: at sched_waking the idle
+ * state of every CPU (idle task running or not, from sched_switch) is the truth
+ * before the decision; the CPU in the matching sched_wakeup is the decision.
+ * Considered: the CPUs of the LLC the task was on; all CPUs count as allowed.
+ * Latency: sched_wakeup -> the sched_switch that runs the task (as runqlat does).
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define T_MAX_CPUS 256
+#define T_WORDS (T_MAX_CPUS / 64)
+#define TRACEFS "/sys/kernel/tracing/"
+#define MAX_PID (1 << 22)
+
+static int nr_cpus;
+static unsigned long long llc_bits[T_MAX_CPUS][T_WORDS];  /* by CPU: its LLC's CPUs */
+static unsigned long long core_bits[T_MAX_CPUS][T_WORDS]; /* by CPU: its siblings */
+
+struct pending {
+	unsigned long long idle[T_WORDS]; /* idle CPUs at sched_waking */
+	long long woke_ns;		  /* sched_wakeup time; 0: none pending */
+	int waking;			  /* a sched_waking snapshot is held */
+};
+static struct pending *pend;
+static signed char *task_cpu_of; /* last CPU a task was switched out of, -1 unknown */
+
+static int write_file(const char *name, const char *val)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), TRACEFS "%s", name);
+	f = fopen(path, "w");
+	if (!f || fputs(val, f) < 0 || fclose(f)) {
+		fprintf(stderr, "trace: writing %s failed\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* "0-3,8" -> bits */
+static void parse_list(const char *s, unsigned long long *bits)
+{
+	while (*s && *s != '\n') {
+		char *end;
+		long a = strtol(s, &end, 10), b = a;
+
+		if (end == s)
+			break;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		for (long c = a; c <= b && c < T_MAX_CPUS; c++)
+			bits[c / 64] |= 1ULL << (c % 64);
+		s = *end == ',' ? end + 1 : end;
+	}
+}
+
+static int read_list(const char *fmt, int cpu, unsigned long long *bits)
+{
+	char path[256], buf[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), fmt, cpu);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	parse_list(buf, bits);
+	return 0;
+}
+
+static void read_topology(void)
+{
+	nr_cpus = sysconf(_SC_NPROCESSORS_CONF);
+	if (nr_cpus > T_MAX_CPUS)
+		nr_cpus = T_MAX_CPUS;
+	for (int c = 0; c < nr_cpus; c++) {
+		if (read_list("/sys/devices/system/cpu/cpu%d/cache/index3/shared_cpu_list", c,
+			      llc_bits[c]))
+			for (int i = 0; i < nr_cpus; i++)
+				llc_bits[c][i / 64] |= 1ULL << (i % 64);
+		if (read_list("/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c,
+			      core_bits[c]))
+			core_bits[c][c / 64] |= 1ULL << (c % 64);
+	}
+}
+
+static int bit(const unsigned long long *b, int c)
+{
+	return c >= 0 && c < T_MAX_CPUS && (b[c / 64] >> (c % 64)) & 1;
+}
+
+static int trace_start(int kb)
+{
+	char buf[32];
+	cpu_set_t set;
+
+	snprintf(buf, sizeof(buf), "%d", kb);
+	if (write_file("tracing_on", "0") || write_file("buffer_size_kb", buf) ||
+	    write_file("trace", "") || write_file("set_event", "") ||
+	    write_file("events/sched/sched_switch/enable", "1") ||
+	    write_file("events/sched/sched_waking/enable", "1") ||
+	    write_file("events/sched/sched_wakeup/enable", "1") ||
+	    write_file("tracing_on", "1"))
+		return 1;
+	/* a switch on every CPU, so that each one's idle state is known from the start */
+	for (int c = 0; c < sysconf(_SC_NPROCESSORS_ONLN); c++) {
+		CPU_ZERO(&set);
+		CPU_SET(c, &set);
+		if (!sched_setaffinity(0, sizeof(set), &set))
+			sched_yield();
+	}
+	return 0;
+}
+
+static long long parse_ts(const char *line, const char *ev)
+{
+	const char *p = ev;
+
+	while (p > line && p[-1] != ' ')
+		p--;
+	return (long long)(strtod(p, NULL) * 1e9 + 0.5);
+}
+
+static long field(const char *s, const char *key)
+{
+	const char *p = strstr(s, key);
+
+	return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pctl(long long *v, long n, double q)
+{
+	long i;
+
+	if (!n)
+		return 0;
+	i = (long)(q * n);
+	if (i >= n)
+		i = n - 1;
+	return v[i] / 1000.0;
+}
+
+/* Does comm (up to " pid=") start with prefix? */
+static int comm_match(const char *comm, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (!strcmp(prefix, "-"))
+		return 1;
+	return !strncmp(comm, prefix, n);
+}
+
+struct counts {
+	long wakeups, idle_core, missed_core, idle_cpu, missed_cpu, stacked, nr_idle;
+	long switches, events, lost_snapshots;
+};
+
+static void classify(struct counts *k, const unsigned long long *idle, int from, int to)
+{
+	const unsigned long long *llc = llc_bits[from >= 0 && from < nr_cpus ? from : to];
+	int core_exists = 0, cpu_exists = 0, nr_idle = 0, chosen_core_idle = 1;
+
+	for (int c = 0; c < nr_cpus; c++) {
+		int whole = 1;
+
+		if (!bit(llc, c) || !bit(idle, c))
+			continue;
+		nr_idle++;
+		cpu_exists = 1;
+		for (int s = 0; s < nr_cpus; s++)
+			if (bit(core_bits[c], s) && !bit(idle, s))
+				whole = 0;
+		core_exists |= whole;
+	}
+	for (int s = 0; s < nr_cpus; s++)
+		if (bit(core_bits[to], s) && !bit(idle, s))
+			chosen_core_idle = 0;
+	k->wakeups++;
+	k->nr_idle += nr_idle;
+	if (cpu_exists) {
+		k->idle_cpu++;
+		k->missed_cpu += !bit(idle, to);
+	}
+	if (core_exists) {
+		k->idle_core++;
+		k->missed_core += !chosen_core_idle;
+	}
+	k->stacked += !bit(idle, to);
+}
+
+static double per_1k(long n, long d)
+{
+	return d ? 1000.0 * n / d : 0;
+}
+
+static int trace_stop(const char *prefix)
+{
+	static char line[4096];
+	unsigned long long idle[T_WORDS] = {};
+	int seen[T_MAX_CPUS] = {};
+	long long *lat = NULL;
+	long nlat = 0, cap = 0;
+	struct counts k = {};
+	long lost = 0;
+	FILE *f;
+
+	if (write_file("tracing_on", "0"))
+		return 1;
+	read_topology();
+	pend = calloc(MAX_PID, sizeof(*pend));
+	task_cpu_of = malloc(MAX_PID);
+	if (!pend || !task_cpu_of)
+		return 1;
+	memset(task_cpu_of, -1, MAX_PID);
+
+	/* pass 1: a CPU's state before its first switch is that switch's prev side */
+	for (int c = 0; c < nr_cpus; c++)
+		idle[c / 64] |= 1ULL << (c % 64);
+	f = fopen(TRACEFS "trace", "r");
+	if (!f) {
+		perror("trace: " TRACEFS "trace");
+		return 1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *ev = strstr(line, ": sched_switch: ");
+		char *br = strchr(line, '[');
+		int cpu;
+
+		if (line[0] == '#' && strstr(line, "entries-in-buffer")) {
+			/* "# entries-in-buffer/entries-written: 123/456" */
+			char *p = strchr(line, ':');
+			long a = p ? strtol(p + 1, &p, 10) : 0;
+			long b = p && *p == '/' ? strtol(p + 1, NULL, 10) : a;
+
+			lost = b - a;
+		}
+		if (!ev || !br)
+			continue;
+		cpu = atoi(br + 1);
+		if (cpu < 0 || cpu >= nr_cpus || seen[cpu])
+			continue;
+		seen[cpu] = 1;
+		if (field(ev, " prev_pid=") != 0)
+			idle[cpu / 64] &= ~(1ULL << (cpu % 64));
+	}
+	rewind(f);
+
+	/* pass 2: replay */
+	while (fgets(line, sizeof(line), f)) {
+		char *br = strchr(line, '['), *ev;
+		long pid;
+
+		if (line[0] == '#' || !br)
+			continue;
+		k.events++;
+		if ((ev = strstr(line, ": sched_switch: "))) {
+			int cpu = atoi(br + 1);
+			long prev = field(ev, " prev_pid="), next = field(ev, " next_pid=");
+
+			if (cpu < 0 || cpu >= nr_cpus)
+				continue;
+			k.switches++;
+			if (next == 0)
+				idle[cpu / 64] |= 1ULL << (cpu % 64);
+			else
+				idle[cpu / 64] &= ~(1ULL << (cpu % 64));
+			if (prev > 0 && prev < MAX_PID)
+				task_cpu_of[prev] = cpu;
+			if (next > 0 && next < MAX_PID && pend[next].woke_ns) {
+				if (nlat == cap) {
+					cap = cap ? cap * 2 : 4096;
+					lat = realloc(lat, cap * sizeof(*lat));
+					if (!lat)
+						return 1;
+				}
+				lat[nlat++] = parse_ts(line, ev) - pend[next].woke_ns;
+				pend[next].woke_ns = 0;
+			}
+		} else if ((ev = strstr(line, ": sched_waking: "))) {
+			char *comm = strstr(ev, "comm=");
+
+			pid = field(ev, " pid=");
+			if (!comm || pid <= 0 || pid >= MAX_PID || !comm_match(comm + 5, prefix))
+				continue;
+			memcpy(pend[pid].idle, idle, sizeof(idle));
+			pend[pid].waking = 1;
+		} else if ((ev = strstr(line, ": sched_wakeup: "))) {
+			char *comm = strstr(ev, "comm=");
+			long to = field(ev, " target_cpu=");
+
+			pid = field(ev, " pid=");
+			if (!comm || pid <= 0 || pid >= MAX_PID || !comm_match(comm + 5, prefix))
+				continue;
+			pend[pid].woke_ns = parse_ts(line, ev);
+			if (!pend[pid].waking || to < 0 || to >= nr_cpus) {
+				k.lost_snapshots++;
+				continue;
+			}
+			pend[pid].waking = 0;
+			classify(&k, pend[pid].idle, task_cpu_of[pid], to);
+		}
+	}
+	fclose(f);
+	qsort(lat, nlat, sizeof(*lat), cmp_ll);
+	printf("trace: comm=%s wakeups=%ld lat_p50_us=%.1f lat_p90_us=%.1f lat_p99_us=%.1f "
+	       "lat_p999_us=%.1f lat_max_us=%.1f q_wakeups=%ld missed_idle_core_per_1k=%.1f "
+	       "missed_idle_cpu_per_1k=%.1f stacked_per_1k=%.1f idle_cpus_mean=%.2f "
+	       "idle_core_existed=%ld idle_cpu_existed=%ld switches=%ld events=%ld "
+	       "lost_events=%ld unpaired=%ld\n",
+	       prefix, nlat, pctl(lat, nlat, 0.50), pctl(lat, nlat, 0.90), pctl(lat, nlat, 0.99),
+	       pctl(lat, nlat, 0.999), nlat ? lat[nlat - 1] / 1000.0 : 0, k.wakeups,
+	       per_1k(k.missed_core, k.wakeups), per_1k(k.missed_cpu, k.wakeups),
+	       per_1k(k.stacked, k.wakeups), k.wakeups ? (double)k.nr_idle / k.wakeups : 0,
+	       k.idle_core, k.idle_cpu, k.switches, k.events, lost, k.lost_snapshots);
+	write_file("set_event", "");
+	write_file("trace", "");
+	return 0;
+}
+
+int trace_main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[2], "start"))
+		return trace_start(argc >= 4 ? atoi(argv[3]) : 16384);
+	if (argc == 4 && !strcmp(argv[2], "stop"))
+		return trace_stop(argv[3]);
+	fprintf(stderr, "usage: sis-probe trace start [KB] | trace stop COMM-PREFIX|-\n");
+	return 2;
+}
