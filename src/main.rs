@@ -253,6 +253,7 @@ impl<'a> Scheduler<'a> {
             idle_smt: s(sis_stat_STAT_IDLE_SMT),
             idle_cpu: s(sis_stat_STAT_IDLE_CPU),
             fallback: s(sis_stat_STAT_FALLBACK),
+            idlest: s(sis_stat_STAT_IDLEST),
             lost_claims: s(sis_stat_STAT_LOST_CLAIM),
             scanned: s(sis_stat_STAT_SCANNED),
             scan_calls: s(sis_stat_STAT_SCAN_CALLS),

@@ -39,6 +39,10 @@ pub struct Metrics {
     pub idle_cpu: u64,
     #[stat(desc = "Nothing idle found: target returned unclaimed, task queued")]
     pub fallback: u64,
+    #[stat(
+        desc = "New tasks (fork) placed on an idle CPU by the slow path (find_idlest_cpu: idle core first)"
+    )]
+    pub idlest: u64,
     #[stat(desc = "Idle CPUs lost between the idle test and the claim")]
     pub lost_claims: u64,
     #[stat(desc = "CPUs whose idle state the searches tested")]
@@ -68,7 +72,7 @@ pub struct Metrics {
     #[stat(desc = "Wakeups whose target WAKE_AFFINE moved to the waker's CPU")]
     pub wake_affine: u64,
     #[stat(
-        desc = "Wakeups classified against the idle masks read just before the decision (0 with --no-quality)"
+        desc = "Wakeups (not forks) classified against the idle masks read just before the decision (0 with --no-quality)"
     )]
     pub q_wakeups: u64,
     #[stat(desc = "... of which an allowed, fully idle core existed in prev_cpu's LLC")]
@@ -109,7 +113,7 @@ pub struct Metrics {
     #[stat(desc = "Wakeup latency max, us: upper edge of the highest non-empty bucket")]
     pub lat_max_us: f64,
     #[stat(
-        desc = "Wakeup latency by placing step: idle_core, idle_smt, idle_cpu, target_prev_recent, fallback, no_select (single-CPU tasks)"
+        desc = "Wakeup latency by placing step: idle_core, idle_smt, idle_cpu (with fork idlest), target_prev_recent, fallback, no_select (single-CPU tasks)"
     )]
     pub lat_by_step: BTreeMap<String, LatStats>,
 
@@ -207,9 +211,9 @@ fn pct(n: u64, d: u64) -> f64 {
 }
 
 impl Metrics {
-    /// The seven placement steps; they sum to `select_cpu` exactly.
+    /// The eight placement steps; they sum to `select_cpu` exactly.
     #[cfg(test)]
-    pub fn steps(&self) -> [(&'static str, u64); 7] {
+    pub fn steps(&self) -> [(&'static str, u64); 8] {
         [
             ("target", self.target),
             ("prev", self.prev),
@@ -218,6 +222,7 @@ impl Metrics {
             ("idle_smt", self.idle_smt),
             ("idle_cpu", self.idle_cpu),
             ("fallback", self.fallback),
+            ("idlest", self.idlest),
         ]
     }
 
@@ -255,6 +260,7 @@ impl Metrics {
             idle_smt,
             idle_cpu,
             fallback,
+            idlest,
             lost_claims,
             scanned,
             scan_calls,
@@ -343,6 +349,7 @@ impl Metrics {
             ("smt", self.idle_smt),
             ("cpu", self.idle_cpu),
             ("fb", self.fallback),
+            ("fork", self.idlest),
         ]
         .iter()
         .map(|(k, v)| format!("{k} {:.0}", pct(*v, n)))
@@ -404,6 +411,7 @@ impl Metrics {
             ("idle_smt", self.idle_smt, Some("idle_smt")),
             ("idle_cpu", self.idle_cpu, Some("idle_cpu")),
             ("fallback", self.fallback, Some("fallback")),
+            ("idlest (fork)", self.idlest, None),
             ("no_select", 0, Some("no_select")),
         ];
         for (name, count, lat) in placed {

@@ -50,7 +50,7 @@ struct sis_ctl {
 /* Per-CPU counters, summed by the loader. */
 enum sis_stat {
 	STAT_SELECT,		/* select_cpu calls */
-	/* placements by step: these seven sum to STAT_SELECT */
+	/* placements by step: these eight sum to STAT_SELECT (STAT_IDLEST is the eighth) */
 	STAT_TARGET,
 	STAT_PREV,
 	STAT_RECENT,
@@ -58,6 +58,7 @@ enum sis_stat {
 	STAT_IDLE_SMT,
 	STAT_IDLE_CPU,
 	STAT_FALLBACK,
+	STAT_IDLEST,		/* fork: an idle CPU from the slow path (find_idlest_cpu) */
 	STAT_LOST_CLAIM,	/* idle CPU taken by someone else between test and claim */
 	STAT_SCANNED,		/* CPUs whose idle state the searches tested */
 	STAT_SCAN_CALLS,	/* select_idle_cpu walks started */

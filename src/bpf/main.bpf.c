@@ -384,6 +384,30 @@ static __always_inline s32 select_idle_sibling(struct task_struct *p, struct tas
 	return target;
 }
 
+/*
+ * select_task_rq_fair()'s slow path for fork: sched_balance_find_dst_cpu() spreads
+ * new tasks over the machine instead of searching near the parent's CPU (sched_ext
+ * never asks us on exec: select_task_rq_scx() keeps an exec'ing task where it is).
+ * differs: no group load/util comparison (no PELT for our tasks): the first wholly
+ * idle core, then any idle CPU, each claimed by scx_bpf_pick_idle_cpu(); else prev.
+ */
+static __always_inline s32 find_idlest_cpu(struct task_struct *p, s32 prev_cpu, u32 *step)
+{
+	s32 cpu;
+
+	*step = STAT_IDLEST;
+	if (smt_enabled) {
+		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, SCX_PICK_IDLE_CORE);
+		if (cpu >= 0)
+			return cpu;
+	}
+	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	if (cpu >= 0)
+		return cpu;
+	*step = STAT_FALLBACK;
+	return prev_cpu;
+}
+
 static __always_inline u32 lat_class_of(u32 step)
 {
 	switch (step) {
@@ -392,6 +416,7 @@ static __always_inline u32 lat_class_of(u32 step)
 	case STAT_IDLE_SMT:
 		return LAT_IDLE_SMT;
 	case STAT_IDLE_CPU:
+	case STAT_IDLEST:
 		return LAT_IDLE_CPU;
 	case STAT_FALLBACK:
 		return LAT_FALLBACK;
@@ -533,13 +558,19 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	if (!feats)
 		return prev_cpu;
 	idle = scx_bpf_get_idle_cpumask();
-	classify = quality_task(p);
+	/* wakeups only: a fork is no wakeup (the tracer sees sched_wakeup_new) */
+	classify = quality_task(p) && !(wake_flags & SCX_WAKE_FORK);
 	if (classify)
 		read_truth(p, prev_cpu, idle, &truth);
-	target = wake_affine(p, prev_cpu, wake_flags, idle, feats);
-	if (target != prev_cpu)
-		stat_inc(STAT_WAKE_AFFINE);
-	cpu = select_idle_sibling(p, tctx, prev_cpu, target, idle, &step, &scanned, feats);
+	if (wake_flags & SCX_WAKE_FORK) {
+		cpu = find_idlest_cpu(p, prev_cpu, &step);
+	} else {
+		target = wake_affine(p, prev_cpu, wake_flags, idle, feats);
+		if (target != prev_cpu)
+			stat_inc(STAT_WAKE_AFFINE);
+		cpu = select_idle_sibling(p, tctx, prev_cpu, target, idle, &step, &scanned,
+					  feats);
+	}
 
 	tctx->placed_by = lat_class_of(step);
 	tctx->selected = true;

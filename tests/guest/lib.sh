@@ -28,10 +28,10 @@ stop_sis() {
 }
 # total FIELD LOG: a counter from the loader's exit line `totals name=value ...`
 total() { grep -o "totals .*" "$2" | tr ' ' '\n' | grep "^$1=" | cut -d= -f2; }
-# identity LOG: the seven placement steps sum to select_cpu exactly
+# identity LOG: the eight placement steps sum to select_cpu exactly
 identity() {
 	local sum=0 f calls
-	for f in target prev recent idle_core idle_smt idle_cpu fallback; do
+	for f in target prev recent idle_core idle_smt idle_cpu fallback idlest; do
 		sum=$((sum + $(total $f "$1")))
 	done
 	calls=$(total select_cpu "$1")

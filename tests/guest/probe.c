@@ -422,7 +422,8 @@ static int msg(int nm, int nw, int secs, int us)
 				all[n++] = m[i].w[j].lat_us[k];
 	qsort(all, n, sizeof(long), cmp_long);
 #define P(q) (n ? all[(long)((q) * (n - 1))] : 0)
-	printf("msg: rounds_per_s=%.1f wakeups=%ld p50_us=%ld p90_us=%ld p99_us=%ld p999_us=%ld max_us=%ld\n",
+	printf("msg: rounds_per_s=%.1f probe_wakeups=%ld probe_p50_us=%ld probe_p90_us=%ld "
+	       "probe_p99_us=%ld probe_p999_us=%ld probe_max_us=%ld\n",
 	       (double)rounds / secs, n, P(0.5), P(0.9), P(0.99), P(0.999), n ? all[n - 1] : 0);
 #undef P
 	return 0;

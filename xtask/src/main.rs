@@ -1,6 +1,8 @@
 //! Developer tooling for scx_sis: boot a sched_ext guest, run the test suite.
 
+mod bench;
 mod kernel;
+mod plot;
 mod setup;
 mod suite;
 mod vm;
@@ -27,6 +29,9 @@ enum Cmd {
     Run(RunOpts),
     /// Unit tests plus every VM integration test; ends with `N passed, N failed`.
     Test(TestOpts),
+    /// Benchmarks in one guest boot: tbench, wakeup, hackbench, pipe, cost, placement;
+    /// tables, CSV, JSON and SVG under target/bench/.
+    Bench(bench::BenchOpts),
     /// Install (as root) or list the Debian packages the project needs.
     Setup,
     /// Long mixed load with CPU hotplug every minute on every shipped kernel (not in CI).
@@ -216,6 +221,7 @@ fn main() {
         Cmd::Run(o) => run_cmd(o),
         Cmd::Test(o) => suite::run(o.filter.as_deref(), o.jobs, !o.no_unit),
         Cmd::Setup => setup::ensure().map(|_| 0),
+        Cmd::Bench(o) => bench::run(o),
         Cmd::Soak {
             minutes,
             kernel,

@@ -350,6 +350,7 @@ fn json_interval_error(line: &str) -> Option<String> {
         "idle_smt",
         "idle_cpu",
         "fallback",
+        "idlest",
     ];
     let sum: Option<u64> = steps.iter().map(|k| get(k)).sum();
     match (sum, get("select_cpu")) {
@@ -555,6 +556,75 @@ fn guest_failure_tests(tally: &mut Tally, run: &XtaskRun<'_>, k: &Kernel) -> Res
     Ok(())
 }
 
+/// Every bench suite, 1 run of 2 s, eevdf and sis, in one guest: each must leave a
+/// CSV with rows for both, a JSON document with results, and an SVG plot.
+fn bench_smoke(tally: &mut Tally, me: &std::path::Path, kernels: &[Kernel]) -> Result<()> {
+    let out = repo_root().join("target/bench-smoke");
+    let _ = std::fs::remove_dir_all(&out);
+    let newest = kernels.last().context("no shipped kernel")?;
+    let suites = crate::bench::SUITES
+        .iter()
+        .map(|s| s.name)
+        .collect::<Vec<_>>();
+    let o = Command::new(me)
+        .args(["bench", &suites.join(","), "--runs", "1", "--secs", "2"])
+        .args(["--sched", "eevdf,sis", "--loads", "2", "--no-build"])
+        .args(["--kernel", &newest.version, "--out"])
+        .arg(&out)
+        .output()
+        .context("running xtask bench")?;
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    tally.check("host/bench-smoke-exit", o.status.success(), || {
+        format!(
+            "exit {:?}: {}{}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr),
+            stdout.lines().rev().take(20).collect::<Vec<_>>().join("\n")
+        )
+    });
+    for s in suites {
+        let read = |ext: &str| {
+            std::fs::read_to_string(out.join(s).with_extension(ext)).unwrap_or_default()
+        };
+        let csv = read("csv");
+        // cost times only scx_sis's own select_cpu: eevdf has none
+        let want: &[&str] = if s == "cost" {
+            &["sis"]
+        } else {
+            &["eevdf", "sis"]
+        };
+        let rows_ok = csv.starts_with("suite,sched,load,run,metric,value\n")
+            && want.iter().all(|c| {
+                csv.lines().skip(1).any(|l| {
+                    let f: Vec<&str> = l.split(',').collect();
+                    f.len() == 6 && f[1] == *c && f[5].parse::<f64>().is_ok()
+                })
+            });
+        tally.check(&format!("host/bench-smoke-{s}-csv"), rows_ok, || {
+            csv.clone()
+        });
+        let json: Option<serde_json::Value> = serde_json::from_str(&read("json")).ok();
+        let results = json
+            .as_ref()
+            .and_then(|j| j["results"].as_array())
+            .map_or(0, |r| r.len());
+        tally.check(&format!("host/bench-smoke-{s}-json"), results > 0, || {
+            format!(
+                "{} results in {}",
+                results,
+                out.join(s).with_extension("json").display()
+            )
+        });
+        let svg = read("svg");
+        tally.check(
+            &format!("host/bench-smoke-{s}-svg"),
+            svg.contains("<svg") && svg.contains("</svg>") && svg.contains(s),
+            || format!("{} bytes of SVG", svg.len()),
+        );
+    }
+    Ok(())
+}
+
 pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
     let start = Instant::now();
     setup::ensure()?;
@@ -567,6 +637,8 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
     }
     if filter.is_none() {
         host_tests(&mut tally, &kernels)?;
+        let me = std::env::current_exe().context("locating the xtask binary")?;
+        bench_smoke(&mut tally, &me, &kernels)?;
     }
     let tests: Vec<VmTest> = vm_tests(&kernels)
         .into_iter()
@@ -682,7 +754,7 @@ mod tests {
 
     #[test]
     fn json_interval_identity() {
-        let ok = r#"{"select_cpu":10,"target":1,"prev":2,"recent":0,"idle_core":3,"idle_smt":0,"idle_cpu":1,"fallback":3}"#;
+        let ok = r#"{"select_cpu":10,"target":1,"prev":2,"recent":0,"idle_core":3,"idle_smt":0,"idle_cpu":1,"fallback":3,"idlest":0}"#;
         assert_eq!(json_interval_error(ok), None);
         let off = ok.replace("\"fallback\":3", "\"fallback\":2");
         assert!(json_interval_error(&off)

@@ -35,6 +35,10 @@ pub struct Topology {
 }
 
 impl Topology {
+    pub fn cpus(&self) -> u32 {
+        self.sockets * self.cpus_per_socket()
+    }
+
     pub fn cpus_per_socket(&self) -> u32 {
         self.dies * self.cores * self.threads
     }

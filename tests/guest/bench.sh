@@ -1,0 +1,114 @@
+# bench.sh RUNS SECS SCHEDS PLAN: the guest half of `cargo xtask bench`.
+# SCHEDS: eevdf,sis,sis:NO_IDLE_CORE+NO_SIS_UTIL,scx_cosmos,... PLAN: "suite=load,load ...".
+# Configurations are interleaved run by run; every figure is one line
+#   bench: suite=S sched=C run=R load=L metric=value ...
+# and scx_sis's own per-second JSON during a measurement is one `bench-mon:` line each.
+. /tests/lib.sh
+RUNS=$1 SECS=$2 SCHEDS=$(echo "$3" | tr , ' ') PLAN=$4
+N=$(nproc)
+ip link set lo up
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
+tbench_srv >/dev/null 2>&1 &
+sleep 1
+
+# start_sched CONF SUITE: load the configuration; eevdf means none loaded
+start_sched() {
+	case $1 in
+	eevdf) [ "$(state)" = disabled ] ;;
+	sis*)
+		f=${1#sis}; f=${f#:}; set -- "$1" "$2" -f "$(echo "$f" | tr + ,)"
+		[ "$2" = cost ] && set -- "$@" --no-quality
+		[ "$2" = placement ] && set -- "$@" --quality-comm sis-worker
+		[ "$2" = wakeup ] && set -- "$@" --quality-comm sis-worker
+		shift 2
+		start_sis /tmp/sched.log "$@" ;;
+	*)
+		"$1" >/tmp/sched.log 2>&1 &
+		SIS_PID=$!
+		wait_state enabled 60 ;;
+	esac
+}
+stop_sched() {
+	[ "$1" = eevdf ] && return 0
+	kill -INT "$SIS_PID" 2>/dev/null
+	wait "$SIS_PID" 2>/dev/null
+	wait_state disabled 20
+}
+# emit SUITE CONF RUN LOAD KEY=VALUE...
+emit() { s=$1 c=$2 r=$3 l=$4; shift 4; echo "bench: suite=$s sched=$c run=$r load=$l $*"; }
+# monitor_start CONF: scx_sis's per-second JSON while a measurement runs
+monitor_start() {
+	MON=
+	case $1 in sis*) scx_sis --monitor 1 --json >/tmp/mon.json 2>/dev/null & MON=$! ;; esac
+}
+monitor_stop() { # SUITE CONF RUN LOAD
+	[ -z "$MON" ] && return
+	kill $MON 2>/dev/null; wait $MON 2>/dev/null
+	grep '^{' /tmp/mon.json | sed "s/^/bench-mon: suite=$1 sched=$2 run=$3 load=$4 /"
+}
+# msg_run WORKERS: the schbench-like load under the tracer; prints its key=values
+msg_run() {
+	m=2; [ "$1" -lt 2 ] && m=1
+	sis-probe trace start 8192
+	p=$(sis-probe msg $m $(($1 / m)) "$SECS" 100)
+	t=$(sis-probe trace stop sis-worker)
+	echo "${t#trace: comm=sis-worker } ${p#msg: }"
+}
+
+measure() { # SUITE CONF RUN LOAD
+	case $1 in
+	tbench)
+		v=$(tbench -t "$SECS" -c /usr/share/dbench/client.txt "$4" 127.0.0.1 2>&1 | awk '/Throughput/ {print $2}')
+		emit "$@" mb_s=${v:-nan} ;;
+	wakeup)
+		emit "$@" $(msg_run "$4")
+		if command -v schbench >/dev/null; then
+			v=$(schbench -m 2 -t $(($4 / 2 + 1)) -r "$SECS" 2>&1 | awk '/99.0th/ {v=$2} END {print v}')
+			emit "$@" schbench_p99_us=${v:-nan}
+		fi ;;
+	hackbench)
+		v=$(hackbench -g "$4" -l $((SECS * 20)) 2>&1 | awk '/^Time:/ {print $2}')
+		emit "$@" secs=${v:-nan} ;;
+	pipe)
+		v=$(perf bench sched pipe -l $((SECS * 2000)) 2>&1 | awk '/usecs\/op/ {print $1}')
+		emit "$@" usecs_op=${v:-nan} ;;
+	cost)
+		case $2 in sis*) ;; *) echo "bench-skip: suite=cost sched=$2: no select_cpu of ours to time"; return ;; esac
+		hogs=""
+		for i in $(seq 1 "$4"); do sis-probe spin -1 & hogs="$hogs $!"; done
+		sleep 1
+		monitor_start "$2"
+		p=$(sis-probe msg 2 2 "$SECS" 100)
+		monitor_stop "$@"
+		[ -n "$hogs" ] && kill $hogs && wait $hogs 2>/dev/null
+		emit "$@" hogs=$4 ${p#msg: } ;;
+	placement)
+		monitor_start "$2"
+		r=$(msg_run "$4")
+		monitor_stop "$@"
+		emit "$@" $r ;;
+	esac
+}
+
+for r in $(seq 1 "$RUNS"); do
+	for c in $SCHEDS; do
+		for entry in $PLAN; do
+			suite=${entry%%=*}
+			[ "$suite" = cost ] && case $c in sis*) ;; *) echo "bench-skip: suite=cost sched=$c: not scx_sis"; continue ;; esac
+			if ! start_sched "$c" "$suite"; then
+				echo "bench-error: suite=$suite sched=$c run=$r: could not start: $(tail -2 /tmp/sched.log | tr '\n' ' ')"
+				stop_sched "$c"
+				continue
+			fi
+			for l in $(echo "${entry#*=}" | tr , ' '); do
+				measure "$suite" "$c" "$r" "$l"
+				if [ "$c" != eevdf ] && [ "$(state)" != enabled ]; then
+					echo "bench-error: suite=$suite sched=$c run=$r load=$l: scheduler ejected: $(grep EXIT /tmp/sched.log | tail -1)"
+					break
+				fi
+			done
+			stop_sched "$c"
+		done
+	done
+done
+echo "bench-done: runs=$RUNS secs=$SECS cpus=$N kernel=$(uname -r)"
