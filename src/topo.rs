@@ -37,8 +37,22 @@ pub struct SisTopology {
 pub type CpuDesc = (usize, usize, usize, usize);
 
 impl SisTopology {
+    /// Read sysfs; a CPU going on- or offline meanwhile makes its files vanish, so a
+    /// failed read is retried for up to a second (a restart after hotplug races with
+    /// the next hotplug event).
     pub fn read() -> Result<Self> {
-        let t = Topology::new()?;
+        let mut tries = 0;
+        let t = loop {
+            match Topology::new() {
+                Ok(t) => break t,
+                Err(e) if tries < 20 => {
+                    log::debug!("topology read failed ({e:#}), retrying");
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                Err(e) => return Err(e),
+            }
+        };
         let cpus: Vec<CpuDesc> = t
             .all_cpus
             .values()

@@ -159,6 +159,7 @@ impl GuestOpts {
         let mut with = vec![scx_sis_bin()];
         with.extend(self.with.iter().cloned());
         Ok(vm::VmConfig {
+            kernel_args: String::new(),
             kernel,
             topology: self.topology,
             numa: self.numa,

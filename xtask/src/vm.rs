@@ -92,6 +92,8 @@ impl std::fmt::Display for Topology {
 
 #[derive(Debug, Clone)]
 pub struct VmConfig {
+    /// Appended to the kernel command line.
+    pub kernel_args: String,
     pub kernel: Kernel,
     pub topology: Topology,
     pub numa: bool,
@@ -339,6 +341,10 @@ fn qemu_args(cfg: &VmConfig, initrd: &Path) -> Vec<String> {
         a.push("-m".into());
         a.push(format!("{}M", cfg.mem_mib));
     }
+    let append = format!(
+        "console=ttyS0 rdinit=/init quiet panic=-1 oops=panic {}",
+        cfg.kernel_args
+    );
     a.extend(
         [
             "-kernel",
@@ -346,7 +352,7 @@ fn qemu_args(cfg: &VmConfig, initrd: &Path) -> Vec<String> {
             "-initrd",
             &initrd.to_string_lossy(),
             "-append",
-            "console=ttyS0 rdinit=/init quiet panic=-1 oops=panic",
+            append.trim_end(),
             "-display",
             "none",
             "-serial",
@@ -363,6 +369,9 @@ fn qemu_args(cfg: &VmConfig, initrd: &Path) -> Vec<String> {
 }
 
 /// Boot the guest, run `cmd` (a shell command line) in it, and report.
+/// Console lines kept for the caller but not streamed (bulky per-second JSON).
+pub const QUIET_PREFIX: &str = "bench-mon:";
+
 pub fn run(cfg: &VmConfig, cmd: &str) -> Result<VmResult> {
     let qemu = which("qemu-system-x86_64")
         .context("qemu-system-x86_64 not found (apt-get install qemu-system-x86)")?;
@@ -412,7 +421,7 @@ pub fn run(cfg: &VmConfig, cmd: &str) -> Result<VmResult> {
                     code = rest.trim_end_matches("@@").parse::<i32>().ok();
                     continue;
                 }
-                if cfg.stream {
+                if cfg.stream && !line.starts_with(QUIET_PREFIX) {
                     println!("{line}");
                     let _ = std::io::stdout().flush();
                 }
@@ -489,7 +498,7 @@ fn pump(r: impl std::io::Read, tx: mpsc::Sender<Option<String>>) {
 fn drain(rx: &mpsc::Receiver<Option<String>>, lines: &mut Vec<String>, d: Duration, stream: bool) {
     let end = Instant::now() + d;
     while let Ok(Some(l)) = rx.recv_timeout(end.saturating_duration_since(Instant::now())) {
-        if stream {
+        if stream && !l.starts_with(QUIET_PREFIX) {
             println!("{l}");
         }
         lines.push(l);
