@@ -17,9 +17,9 @@ start_sched() {
 	eevdf) [ "$(state)" = disabled ] ;;
 	sis*)
 		f=${1#sis}; f=${f#:}; set -- "$1" "$2" -f "$(echo "$f" | tr + ,)"
-		[ "$2" = cost ] && set -- "$@" --no-quality
 		[ "$2" = placement ] && set -- "$@" --quality-comm sis-worker
-		[ "$2" = wakeup ] && set -- "$@" --quality-comm sis-worker
+		# latency and throughput are timed without the classification's extra work
+		[ "$2" != placement ] && set -- "$@" --no-quality
 		shift 2
 		start_sis /tmp/sched.log "$@" ;;
 	*)

@@ -11,8 +11,10 @@
  *                                  (`-` means every task)
  *
  * Placement quality, as scx_sis counts it in select_cpu: at sched_waking the idle
- * state of every CPU (idle task running or not, from sched_switch) is the truth
- * before the decision; the CPU in the matching sched_wakeup is the decision.
+ * state of every CPU is the truth before the decision; the CPU in the matching
+ * sched_wakeup is the decision. A CPU is idle while it runs the idle task and no
+ * wakeup has been sent its way since (fair.c's idle_cpu() also checks ttwu_pending;
+ * scx_sis's claim clears the idle bit at the same point).
  * Considered: the CPUs of the LLC the task was on; all CPUs count as allowed.
  * Latency: sched_wakeup -> the sched_switch that runs the task (as runqlat does).
  */
@@ -119,6 +121,7 @@ static int trace_start(int kb)
 	    write_file("events/sched/sched_switch/enable", "1") ||
 	    write_file("events/sched/sched_waking/enable", "1") ||
 	    write_file("events/sched/sched_wakeup/enable", "1") ||
+	    write_file("events/sched/sched_wakeup_new/enable", "1") ||
 	    write_file("tracing_on", "1"))
 		return 1;
 	/* a switch on every CPU, so that each one's idle state is known from the start */
@@ -310,10 +313,20 @@ static int trace_stop(const char *prefix)
 				continue;
 			memcpy(pend[pid].idle, idle, sizeof(idle));
 			pend[pid].waking = 1;
+		} else if ((ev = strstr(line, ": sched_wakeup_new: "))) {
+			long to = field(ev, " target_cpu=");
+
+			/* a new task is on its way to that CPU: it is no longer idle */
+			if (to >= 0 && to < nr_cpus)
+				idle[to / 64] &= ~(1ULL << (to % 64));
 		} else if ((ev = strstr(line, ": sched_wakeup: "))) {
 			char *comm = strstr(ev, "comm=");
 			long to = field(ev, " target_cpu=");
 
+			/* the classification uses the snapshot from sched_waking; from here on
+			 * the target has a task on its way */
+			if (to >= 0 && to < nr_cpus)
+				idle[to / 64] &= ~(1ULL << (to % 64));
 			pid = field(ev, " pid=");
 			if (!comm || pid <= 0 || pid >= MAX_PID || !comm_match(comm + 5, prefix))
 				continue;
