@@ -14,6 +14,7 @@ expect_err bad-stats-interval "stats must be between" scx_sis --stats=-1
 expect_err not-root "must run as root" su -s /bin/sh nobody -c scx_sis
 expect_err negative-slice "slice-us" scx_sis --slice-us=-5
 expect_err absurd-slice "slice-us" scx_sis --slice-us 99999999999
+expect_err long-quality-comm "at most 15 bytes" scx_sis --quality-comm 0123456789abcdefg
 expect_err zero-stats-interval "stats must be between" scx_sis --stats 0
 expect_err nan-monitor-interval "monitor must be between" scx_sis --monitor nan
 expect_err absurd-dump-len "exit-dump-len" scx_sis --exit-dump-len 4294967295
