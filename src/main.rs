@@ -240,6 +240,30 @@ impl<'a> Scheduler<'a> {
         }
         let ctl = control::read(&self.skel.maps.ctl)?;
         let (prog_run_ns, prog_run_cnt) = prog_stats(self.skel.progs.sis_select_cpu.as_fd());
+        let p = &self.skel.progs;
+        let hot = [
+            ("select_cpu", p.sis_select_cpu.as_fd()),
+            ("enqueue", p.sis_enqueue.as_fd()),
+            ("dispatch", p.sis_dispatch.as_fd()),
+            ("runnable", p.sis_runnable.as_fd()),
+            ("running", p.sis_running.as_fd()),
+            ("stopping", p.sis_stopping.as_fd()),
+            ("update_idle", p.sis_update_idle.as_fd()),
+        ];
+        let progs = hot
+            .into_iter()
+            .map(|(name, fd)| {
+                let (run_ns, runs) = prog_stats(fd);
+                (
+                    name.to_string(),
+                    stats::ProgStats {
+                        run_ns,
+                        runs,
+                        ..Default::default()
+                    },
+                )
+            })
+            .collect();
         let s = |i: u32| c[i as usize];
         let mut m = Metrics {
             features: features::format(ctl.features),
@@ -280,6 +304,7 @@ impl<'a> Scheduler<'a> {
             scan_hist: scan,
             prog_run_ns,
             prog_run_cnt,
+            progs,
             ..Default::default()
         };
         m.finish();

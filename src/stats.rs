@@ -141,6 +141,14 @@ pub struct Metrics {
     pub lat_hist: Vec<u64>,
     #[stat(desc = "Raw scan-length buckets, 0..63 then >= 64", _om_skip)]
     pub scan_hist: Vec<u64>,
+    #[stat(
+        desc = "Kernel BPF stats of each hot-path program (0 unless kernel.bpf_stats_enabled=1)"
+    )]
+    pub progs: BTreeMap<String, ProgStats>,
+    #[stat(
+        desc = "ns of all hot-path BPF programs per select_cpu call (the path's cost per wakeup)"
+    )]
+    pub bpf_ns_per_wakeup: f64,
     #[stat(desc = "Kernel BPF stats: total ns spent in select_cpu", _om_skip)]
     pub prog_run_ns: u64,
     #[stat(desc = "Kernel BPF stats: select_cpu runs", _om_skip)]
@@ -163,6 +171,18 @@ pub struct LatStats {
     pub p999_us: f64,
     #[stat(desc = "max (bucket upper edge), us")]
     pub max_us: f64,
+}
+
+/// The kernel's run-time statistics of one BPF program of ours.
+#[stat_doc]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
+pub struct ProgStats {
+    #[stat(desc = "ns spent in the program")]
+    pub run_ns: u64,
+    #[stat(desc = "Times it ran")]
+    pub runs: u64,
+    #[stat(desc = "Mean ns per run")]
+    pub ns_per_run: f64,
 }
 
 /// Names of the latency classes, in the order of enum lat_class.
@@ -287,6 +307,12 @@ impl Metrics {
             prog_run_cnt
         );
         m.interval_s = self.uptime_s - b.uptime_s;
+        for (name, p) in m.progs.iter_mut() {
+            if let Some(q) = b.progs.get(name) {
+                p.run_ns = p.run_ns.wrapping_sub(q.run_ns);
+                p.runs = p.runs.wrapping_sub(q.runs);
+            }
+        }
         m.lat_hist = vsub(&self.lat_hist, &b.lat_hist);
         m.scan_hist = vsub(&self.scan_hist, &b.scan_hist);
         m.finish();
@@ -324,6 +350,20 @@ impl Metrics {
         self.stacked_per_1k = pct(self.q_stacked, self.q_wakeups) * 10.0;
         self.idle_cpus_mean = if self.q_wakeups > 0 {
             self.q_nr_idle as f64 / self.q_wakeups as f64
+        } else {
+            0.0
+        };
+        let mut all_ns = 0;
+        for p in self.progs.values_mut() {
+            p.ns_per_run = if p.runs > 0 {
+                p.run_ns as f64 / p.runs as f64
+            } else {
+                0.0
+            };
+            all_ns += p.run_ns;
+        }
+        self.bpf_ns_per_wakeup = if self.select_cpu > 0 {
+            all_ns as f64 / self.select_cpu as f64
         } else {
             0.0
         };
@@ -459,6 +499,19 @@ impl Metrics {
             self.hint_set, self.hint_true, self.hint_false, self.hint_fp_pct, self.wake_affine, self.migrations, self.migrations_llc)?;
         writeln!(w, "  quality: {} wakeups classified, idle core existed {} missed {} ({:.1}/1k), idle CPU existed {} missed {} ({:.1}/1k), stacked {} ({:.1}/1k), idle CPUs mean {:.2}",
             self.q_wakeups, self.q_idle_core, self.q_missed_core, self.missed_idle_core_per_1k, self.q_idle_cpu, self.q_missed_cpu, self.missed_idle_cpu_per_1k, self.q_stacked, self.stacked_per_1k, self.idle_cpus_mean)?;
+        if self.progs.values().any(|p| p.runs > 0) {
+            let per: Vec<String> = self
+                .progs
+                .iter()
+                .map(|(k, p)| format!("{k} {:.0}x{}", p.ns_per_run, p.runs))
+                .collect();
+            writeln!(
+                w,
+                "  bpf ns x runs: {}  ({:.0} ns per select_cpu in all)",
+                per.join(" "),
+                self.bpf_ns_per_wakeup
+            )?;
+        }
         writeln!(
             w,
             "  queueing: direct {} shared {} pinned {} steals {}",
@@ -483,6 +536,7 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
     });
     StatsServerData::new()
         .add_meta(LatStats::meta())
+        .add_meta(ProgStats::meta())
         .add_meta(Metrics::meta())
         .add_ops("top", StatsOps { open, close: None })
 }
@@ -578,6 +632,38 @@ mod tests {
         assert_eq!(d.lost_per_1k, 50.0);
         let json = serde_json::to_value(&d).unwrap();
         assert_eq!(json["lat_by_step"]["fallback"]["wakeups"], 10);
+    }
+
+    #[test]
+    fn prog_costs_are_per_interval() {
+        let prog = |run_ns, runs| ProgStats {
+            run_ns,
+            runs,
+            ..Default::default()
+        };
+        let before = Metrics {
+            select_cpu: 10,
+            progs: [
+                ("select_cpu".into(), prog(1000, 10)),
+                ("running".into(), prog(500, 10)),
+            ]
+            .into(),
+            ..Default::default()
+        };
+        let after = Metrics {
+            select_cpu: 30,
+            progs: [
+                ("select_cpu".into(), prog(5000, 30)),
+                ("running".into(), prog(1500, 30)),
+            ]
+            .into(),
+            ..Default::default()
+        };
+        let d = after.delta(&before);
+        assert_eq!(d.progs["select_cpu"].ns_per_run, 200.0);
+        assert_eq!(d.progs["running"].runs, 20);
+        // (4000 + 1000) ns of BPF over 20 select_cpu calls
+        assert_eq!(d.bpf_ns_per_wakeup, 250.0);
     }
 
     #[test]

@@ -61,7 +61,10 @@ measure() { # SUITE CONF RUN LOAD
 		v=$(tbench -t "$SECS" -c /usr/share/dbench/client.txt "$4" 127.0.0.1 2>&1 | awk '/Throughput/ {print $2}')
 		emit "$@" mb_s=${v:-nan} ;;
 	wakeup)
-		emit "$@" $(msg_run "$4")
+		monitor_start "$2"
+		r=$(msg_run "$4")
+		monitor_stop "$@"
+		emit "$@" $r
 		if command -v schbench >/dev/null; then
 			v=$(schbench -m 2 -t $(($4 / 2 + 1)) -r "$SECS" 2>&1 | awk '/99.0th/ {v=$2} END {print v}')
 			emit "$@" schbench_p99_us=${v:-nan}

@@ -81,6 +81,11 @@ pub const SUITES: &[Suite] = &[
             m("lat_p90_us", "wakeup latency p90 us (trace)", false),
             m("lat_p999_us", "wakeup latency p99.9 us (trace)", false),
             m("schbench_p99_us", "schbench p99 us", false),
+            m(
+                "bpf_ns_per_wakeup",
+                "ns of scx_sis's BPF programs per select_cpu (BPF stats)",
+                false,
+            ),
         ],
     },
     Suite {
@@ -172,7 +177,7 @@ fn kv(s: &str) -> BTreeMap<&str, &str> {
 pub fn parse(output: &str) -> Records {
     let mut r = Records::new();
     // scx_sis's own counters, summed over the per-second samples of one measurement
-    let mut mon: BTreeMap<(String, String, u32, u32), BTreeMap<&str, f64>> = BTreeMap::new();
+    let mut mon: BTreeMap<(String, String, u32, u32), BTreeMap<String, f64>> = BTreeMap::new();
     for line in output.lines() {
         if let Some(rest) = line.strip_prefix("bench: ") {
             let f = kv(rest);
@@ -224,14 +229,37 @@ pub fn parse(output: &str) -> Records {
                 "q_missed_cpu",
                 "q_stacked",
             ] {
-                *sums.entry(k).or_default() += json[k].as_f64().unwrap_or(0.0);
+                *sums.entry(k.to_string()).or_default() += json[k].as_f64().unwrap_or(0.0);
             }
             let mx = json["scan_max"].as_f64().unwrap_or(0.0);
-            let e = sums.entry("scan_max").or_default();
+            let e = sums.entry("scan_max".into()).or_default();
             *e = e.max(mx);
+            // each BPF program's cost: "prog ns" and "prog runs" summed per program
+            if let Some(progs) = json["progs"].as_object() {
+                for (name, p) in progs {
+                    for (k, f) in [("ns", "run_ns"), ("runs", "runs")] {
+                        *sums.entry(format!("{name} {k}")).or_default() +=
+                            p[f].as_f64().unwrap_or(0.0);
+                    }
+                }
+            }
         }
     }
     for ((s, c, load, run), v) in mon {
+        let bpf_ns: f64 = v
+            .iter()
+            .filter(|(k, _)| k.ends_with(" ns"))
+            .map(|(_, x)| x)
+            .sum();
+        let progs: Vec<(String, Option<f64>)> = v
+            .keys()
+            .filter_map(|k| k.strip_suffix(" ns"))
+            .map(|name| {
+                let runs = v.get(&format!("{name} runs")).copied().unwrap_or(0.0);
+                let ns = v.get(&format!("{name} ns")).copied().unwrap_or(0.0);
+                (format!("bpf_{name}_ns"), (runs > 0.0).then(|| ns / runs))
+            })
+            .collect();
         let ratio = |n: &str, d: &str, scale: f64| {
             let d = v.get(d).copied().unwrap_or(0.0);
             (d > 0.0).then(|| v.get(n).copied().unwrap_or(0.0) / d * scale)
@@ -243,6 +271,13 @@ pub fn parse(output: &str) -> Records {
                     .insert(run, x);
             }
         };
+        let calls = v.get("select_cpu").copied().unwrap_or(0.0);
+        if bpf_ns > 0.0 && calls > 0.0 {
+            put("bpf_ns_per_wakeup", Some(bpf_ns / calls));
+        }
+        for (k, x) in progs {
+            put(&k, x);
+        }
         if s == "cost" {
             put("select_ns", ratio("prog_run_ns", "prog_run_cnt", 1.0));
             put("scan_mean", ratio("scanned", "select_cpu", 1.0));
@@ -797,6 +832,7 @@ bench: suite=tbench sched=sis run=1 load=16 mb_s=90
         let out = r#"bench-mon: suite=cost sched=sis run=1 load=0 {"prog_run_ns":1000,"prog_run_cnt":10,"scanned":5,"select_cpu":10,"scan_max":3}
 bench-mon: suite=cost sched=sis run=1 load=0 {"prog_run_ns":3000,"prog_run_cnt":10,"scanned":15,"select_cpu":10,"scan_max":7}
 bench-mon: suite=placement sched=sis run=2 load=4 {"q_wakeups":200,"q_missed_core":50}
+bench-mon: suite=wakeup sched=sis run=1 load=2 {"select_cpu":10,"progs":{"running":{"run_ns":300,"runs":3},"select_cpu":{"run_ns":700,"runs":10}}}
 "#;
         let r = parse(out);
         let get = |s: &str, l, m: &str, run| r[&(s.into(), "sis".into(), l, m.into())][&run];
@@ -804,6 +840,10 @@ bench-mon: suite=placement sched=sis run=2 load=4 {"q_wakeups":200,"q_missed_cor
         assert_eq!(get("cost", 0, "scan_mean", 1), 1.0);
         assert_eq!(get("cost", 0, "scan_max", 1), 7.0);
         assert_eq!(get("placement", 4, "sis_missed_idle_core_per_1k", 2), 250.0);
+        assert_eq!(get("wakeup", 2, "bpf_running_ns", 1), 100.0);
+        assert_eq!(get("wakeup", 2, "bpf_select_cpu_ns", 1), 70.0);
+        // (300 + 700) ns of BPF over 10 select_cpu calls
+        assert_eq!(get("wakeup", 2, "bpf_ns_per_wakeup", 1), 100.0);
     }
 
     #[test]
