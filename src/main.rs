@@ -159,6 +159,10 @@ impl<'a> Scheduler<'a> {
         let mut skel = scx_ops_open!(builder, open_object, sis_ops, None)
             .context("opening the BPF scheduler")?;
         skel.struct_ops.sis_ops_mut().exit_dump_len = opts.exit_dump_len;
+        // Let a wakeup to an idle CPU be queued to that CPU (TTWU_QUEUE), as fair
+        // tasks' are, instead of the waker locking the remote runqueue; 0 on kernels
+        // without the flag.
+        skel.struct_ops.sis_ops_mut().flags |= *scx_utils::compat::SCX_OPS_ALLOW_QUEUED_WAKEUP;
 
         let ro = skel.maps.rodata_data.as_mut().context("BPF rodata")?;
         topo.write_rodata(ro);
