@@ -14,7 +14,10 @@
  * state of every CPU is the truth before the decision; the CPU in the matching
  * sched_wakeup is the decision. A CPU is idle while it runs the idle task and no
  * wakeup has been sent its way since (fair.c's idle_cpu() also checks ttwu_pending;
- * scx_sis's claim clears the idle bit at the same point).
+ * scx_sis's claim clears the idle bit at the same point). With queued wakeups the
+ * sched_wakeup event only comes from the target CPU after an IPI, so from
+ * sched_waking on the task's CPU counts as taken, and from sched_migrate_task on
+ * the destination instead: the decision is made in that window.
  * Considered: the CPUs of the LLC the task was on; all CPUs count as allowed.
  * Latency: sched_wakeup -> the sched_switch that runs the task (as runqlat does).
  */
@@ -38,9 +41,13 @@ struct pending {
 	unsigned long long idle[T_WORDS]; /* idle CPUs at sched_waking */
 	long long woke_ns;		  /* sched_wakeup time; 0: none pending */
 	int waking;			  /* a sched_waking snapshot is held */
+	int held;			  /* CPU marked busy for this wakeup until it lands, or -1 */
+	int held_was_idle;		  /* ... and whether it was idle before */
+	long held_seq;			  /* ... and its switch count then */
 };
 static struct pending *pend;
-static signed char *task_cpu_of; /* last CPU a task was switched out of, -1 unknown */
+static signed char *task_cpu_of;
+static long switch_seq[T_MAX_CPUS]; /* sched_switch events seen per CPU */ /* last CPU a task was switched out of, -1 unknown */
 
 static int write_file(const char *name, const char *val)
 {
@@ -122,6 +129,7 @@ static int trace_start(int kb)
 	    write_file("events/sched/sched_waking/enable", "1") ||
 	    write_file("events/sched/sched_wakeup/enable", "1") ||
 	    write_file("events/sched/sched_wakeup_new/enable", "1") ||
+	    write_file("events/sched/sched_migrate_task/enable", "1") ||
 	    write_file("tracing_on", "1"))
 		return 1;
 	/* a switch on every CPU, so that each one's idle state is known from the start */
@@ -241,6 +249,8 @@ static int trace_stop(const char *prefix)
 	if (!pend || !task_cpu_of)
 		return 1;
 	memset(task_cpu_of, -1, MAX_PID);
+	for (long i = 0; i < MAX_PID; i++)
+		pend[i].held = -1;
 
 	/* pass 1: a CPU's state before its first switch is that switch's prev side */
 	for (int c = 0; c < nr_cpus; c++)
@@ -289,6 +299,7 @@ static int trace_stop(const char *prefix)
 			if (cpu < 0 || cpu >= nr_cpus)
 				continue;
 			k.switches++;
+			switch_seq[cpu]++;
 			if (next == 0)
 				idle[cpu / 64] |= 1ULL << (cpu % 64);
 			else
@@ -307,12 +318,38 @@ static int trace_stop(const char *prefix)
 			}
 		} else if ((ev = strstr(line, ": sched_waking: "))) {
 			char *comm = strstr(ev, "comm=");
+			long from = field(ev, " target_cpu=");
 
 			pid = field(ev, " pid=");
-			if (!comm || pid <= 0 || pid >= MAX_PID || !comm_match(comm + 5, prefix))
+			if (pid <= 0 || pid >= MAX_PID)
 				continue;
-			memcpy(pend[pid].idle, idle, sizeof(idle));
-			pend[pid].waking = 1;
+			if (comm && comm_match(comm + 5, prefix)) {
+				memcpy(pend[pid].idle, idle, sizeof(idle));
+				pend[pid].waking = 1;
+			}
+			/* until a migration says otherwise, the task lands where it was */
+			pend[pid].held = -1;
+			if (from >= 0 && from < nr_cpus) {
+				pend[pid].held = from;
+				pend[pid].held_was_idle = bit(idle, from);
+				pend[pid].held_seq = switch_seq[from];
+				idle[from / 64] &= ~(1ULL << (from % 64));
+			}
+		} else if ((ev = strstr(line, ": sched_migrate_task: "))) {
+			long to = field(ev, " dest_cpu="), h;
+
+			pid = field(ev, " pid=");
+			if (pid <= 0 || pid >= MAX_PID || to < 0 || to >= nr_cpus)
+				continue;
+			h = pend[pid].held;
+			if (h < 0)
+				continue;
+			/* the waking task goes elsewhere: give its old CPU back */
+			if (pend[pid].held_was_idle && switch_seq[h] == pend[pid].held_seq)
+				idle[h / 64] |= 1ULL << (h % 64);
+			pend[pid].held = to;
+			pend[pid].held_was_idle = 0;
+			idle[to / 64] &= ~(1ULL << (to % 64));
 		} else if ((ev = strstr(line, ": sched_wakeup_new: "))) {
 			long to = field(ev, " target_cpu=");
 
@@ -328,6 +365,8 @@ static int trace_stop(const char *prefix)
 			if (to >= 0 && to < nr_cpus)
 				idle[to / 64] &= ~(1ULL << (to % 64));
 			pid = field(ev, " pid=");
+			if (pid > 0 && pid < MAX_PID)
+				pend[pid].held = -1;
 			if (!comm || pid <= 0 || pid >= MAX_PID || !comm_match(comm + 5, prefix))
 				continue;
 			pend[pid].woke_ns = parse_ts(line, ev);
