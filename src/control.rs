@@ -1,14 +1,16 @@
 //! Live feature switching. The loader pins the BPF `ctl` map (one `struct sis_ctl`)
-//! at /sys/fs/bpf/scx_sis/ctl, mode 0600 in a 0700 folder: only root can open it.
-//! `scx_sis --set` opens the pin, and rewrites the feature word; the BPF side reads it
-//! at every wakeup, so the change applies to the next one, without a reload.
+//! at /sys/fs/bpf/scx_sis/ctl, mode 0600 in a root-owned 0700 folder (checked by
+//! guard::secure_dir): only root can open it. `scx_sis --set` opens the pin and
+//! rewrites the feature word under guard::set_lock(), so concurrent calls and a
+//! hotplug restart (which carries the word over) never lose a change; the BPF side
+//! reads it at every wakeup, so the change applies to the next one, without a reload.
 
 use crate::bpf_intf::sis_ctl;
 use crate::features;
+use crate::guard;
 use anyhow::{bail, Context, Result};
 use libbpf_rs::{MapCore, MapFlags, MapHandle};
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 
 pub const PIN_DIR: &str = "/sys/fs/bpf/scx_sis";
 pub const CTL_PIN: &str = "/sys/fs/bpf/scx_sis/ctl";
@@ -41,25 +43,16 @@ pub fn write(map: &impl MapCore, ctl: &sis_ctl) -> Result<()> {
         .context("writing the ctl map")
 }
 
-/// Removes the pin when the loader exits, however it exits.
+/// Removes the pin when the loader exits (the root-only folder stays).
 pub struct Pin;
 
 impl Pin {
     /// Pin the ctl map, replacing a stale pin a killed loader left behind (the
-    /// caller has checked that no scheduler is loaded).
+    /// caller holds the instance lock, so no other scx_sis owns it).
     pub fn create(map: &mut libbpf_rs::MapMut) -> Result<Self> {
-        let dir = Path::new(PIN_DIR);
-        if !dir.exists() {
-            std::fs::create_dir(dir)
-                .with_context(|| format!("creating {PIN_DIR} (is bpffs mounted?)"))?;
-        }
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .with_context(|| format!("restricting {PIN_DIR} to root"))?;
-        let meta = std::fs::symlink_metadata(dir).context("checking the pin folder")?;
-        if meta.file_type().is_symlink() {
-            bail!("{PIN_DIR} is a symlink; refusing to pin there");
-        }
-        if Path::new(CTL_PIN).exists() {
+        // checked before anything is done in it: no symlink, root's, 0700
+        let _dir = guard::secure_dir(PIN_DIR).context("the ctl pin folder (is bpffs mounted?)")?;
+        if std::fs::symlink_metadata(CTL_PIN).is_ok() {
             std::fs::remove_file(CTL_PIN)
                 .with_context(|| format!("removing the stale {CTL_PIN}"))?;
         }
@@ -74,7 +67,6 @@ impl Pin {
 impl Drop for Pin {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(CTL_PIN);
-        let _ = std::fs::remove_dir(PIN_DIR);
     }
 }
 
@@ -105,19 +97,18 @@ pub fn set(spec: &str) -> Result<()> {
         features::parse(spec, 0)?;
         running_sis()?;
     }
-    let map = MapHandle::from_pinned_path(CTL_PIN).map_err(|e| {
-        let msg = e.to_string();
-        if msg.contains("ermission") || msg.contains("EACCES") || msg.contains("EPERM") {
-            anyhow::anyhow!("permission denied: only root can read or change the features of a running scx_sis ({CTL_PIN})")
-        } else {
-            anyhow::anyhow!("cannot open {CTL_PIN} of the running scx_sis: {msg}")
-        }
-    })?;
+    let map = open_pin()?;
     let cur = read(&map)?;
     if spec.trim().is_empty() {
         println!("{}", features::format(cur.features));
         return Ok(());
     }
+    // Read-modify-write under the set lock, on the pin as it is once we hold it (a
+    // hotplug restart re-pins a new map, carrying the word over, under the same lock).
+    let _lock = guard::set_lock()?;
+    running_sis()?;
+    let map = open_pin()?;
+    let cur = read(&map)?;
     let new = sis_ctl {
         features: features::parse(spec, cur.features)?,
         generation: cur.generation.wrapping_add(1),
@@ -129,4 +120,15 @@ pub fn set(spec: &str) -> Result<()> {
         features::format(new.features)
     );
     Ok(())
+}
+
+fn open_pin() -> Result<MapHandle> {
+    MapHandle::from_pinned_path(CTL_PIN).map_err(|e| {
+        let msg = e.to_string();
+        if msg.contains("ermission") || msg.contains("EACCES") || msg.contains("EPERM") {
+            anyhow::anyhow!("permission denied: only root can read or change the features of a running scx_sis ({CTL_PIN})")
+        } else {
+            anyhow::anyhow!("cannot open {CTL_PIN} of the running scx_sis: {msg}")
+        }
+    })
 }

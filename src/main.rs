@@ -5,6 +5,7 @@ mod bpf_intf;
 mod bpf_skel;
 mod control;
 mod features;
+mod guard;
 mod hist;
 mod libbpf_log;
 mod socket;
@@ -93,6 +94,11 @@ struct Opts {
     /// Load a program the verifier must reject (tests the error path).
     #[arg(long, hide = true)]
     test_verifier_reject: bool,
+
+    /// Make the BPF side raise a runtime error about a second after attaching (tests
+    /// that an ejection is reported and exits non-zero).
+    #[arg(long, hide = true)]
+    test_runtime_error: bool,
 }
 
 fn quality_comm(s: &str) -> Result<String> {
@@ -140,8 +146,13 @@ struct Scheduler<'a> {
 }
 
 impl<'a> Scheduler<'a> {
-    fn init(opts: &Opts, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
-        let features = features::parse(&opts.features, features::default_mask())?;
+    /// Load and attach with these features (`-f`'s at first, the running ones after
+    /// a hotplug restart, so that `--set` changes survive it).
+    fn init(
+        opts: &Opts,
+        features: u64,
+        open_object: &'a mut MaybeUninit<OpenObject>,
+    ) -> Result<Self> {
         let topo = topo::SisTopology::read().context("reading the CPU topology")?;
         info!(
             "{SCHEDULER_NAME} {}: {} CPUs, {} LLCs, {} cores, {} nodes, SMT {}; features {}",
@@ -168,6 +179,7 @@ impl<'a> Scheduler<'a> {
         topo.write_rodata(ro);
         ro.slice_ns = opts.slice_us * 1000;
         ro.test_verifier_reject = opts.test_verifier_reject;
+        ro.test_runtime_error = opts.test_runtime_error;
         ro.quality = !opts.no_quality;
         let comm = opts.quality_comm.as_bytes();
         for (dst, &b) in ro.quality_comm.iter_mut().zip(comm) {
@@ -326,6 +338,7 @@ impl<'a> Scheduler<'a> {
         out: Output,
     ) -> Result<UserExitInfo> {
         let (res_ch, req_ch) = self.stats_server.channels();
+        let mut printer = Printer::new();
         let mut last_print = Instant::now();
         let mut last_total = self.metrics()?;
         while !shutdown.load(Ordering::Relaxed) && !self.exited() {
@@ -339,7 +352,7 @@ impl<'a> Scheduler<'a> {
                 if last_print.elapsed() >= every {
                     last_print = Instant::now();
                     let cur = self.metrics()?;
-                    stats::print(&cur.delta(&last_total), out)?;
+                    printer.send(stats::render(&cur.delta(&last_total), out)?);
                     last_total = cur;
                 }
             }
@@ -350,6 +363,53 @@ impl<'a> Scheduler<'a> {
         total.interval_s = total.uptime_s;
         info!("totals {}", total.key_values());
         uei_report!(&self.skel, uei)
+    }
+}
+
+/// The stats lines go to stdout from a thread of their own through a short queue, so
+/// that a reader who is slow, gone (EPIPE) or stuck never holds up scheduling, the
+/// stats socket or the answer to SIGINT/SIGTERM: a failed write stops the printing
+/// with one line on stderr, a full queue drops intervals.
+struct Printer {
+    tx: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
+    dropped: u64,
+}
+
+impl Printer {
+    fn new() -> Self {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+        std::thread::spawn(move || {
+            use std::io::Write;
+            for buf in rx {
+                let mut o = std::io::stdout().lock();
+                if let Err(e) = o.write_all(&buf).and_then(|_| o.flush()) {
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "{SCHEDULER_NAME}: stats output failed ({e}); printing stopped, scheduling goes on"
+                    );
+                    return;
+                }
+            }
+        });
+        Self {
+            tx: Some(tx),
+            dropped: 0,
+        }
+    }
+
+    fn send(&mut self, buf: Vec<u8>) {
+        use std::sync::mpsc::TrySendError;
+        let Some(tx) = &self.tx else { return };
+        match tx.try_send(buf) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                self.dropped += 1;
+                if self.dropped == 1 {
+                    warn!("{SCHEDULER_NAME}: stats output is blocked; dropping intervals until it drains");
+                }
+            }
+            Err(TrySendError::Disconnected(_)) => self.tx = None,
+        }
     }
 }
 
@@ -398,8 +458,9 @@ fn raise_nofile() {
     }
 }
 
-/// The checks a user gets a one-line answer for before anything is loaded.
-fn preflight() -> Result<()> {
+/// The checks a user gets a one-line answer for before anything is loaded; returns
+/// the single-instance lock.
+fn preflight() -> Result<guard::Lock> {
     if unsafe { libc::geteuid() } != 0 {
         bail!("{SCHEDULER_NAME} must run as root (it loads a BPF scheduler)");
     }
@@ -411,6 +472,9 @@ fn preflight() -> Result<()> {
                 .trim()
         );
     }
+    let lock = guard::instance_lock()?;
+    // refuse a pin folder someone else prepared before loading anything
+    guard::secure_dir(control::PIN_DIR)?;
     let state = std::fs::read_to_string("/sys/kernel/sched_ext/state").unwrap_or_default();
     if state.trim() != "disabled" {
         let ops = std::fs::read_to_string("/sys/kernel/sched_ext/root/ops").unwrap_or_default();
@@ -424,7 +488,7 @@ fn preflight() -> Result<()> {
             state.trim()
         );
     }
-    Ok(())
+    Ok(lock)
 }
 
 fn init_log(verbose: bool) -> Result<()> {
@@ -480,7 +544,7 @@ fn real_main() -> Result<()> {
     if let Some(spec) = &opts.set {
         return control::set(spec);
     }
-    features::parse(&opts.features, features::default_mask())?;
+    let mut features = features::parse(&opts.features, features::default_mask())?;
     let stats_every = opts.stats.map(|s| interval(s, "stats")).transpose()?;
     init_log(opts.verbose)?;
 
@@ -494,17 +558,24 @@ fn real_main() -> Result<()> {
         socket::check_access()?;
         return stats::monitor(every, shutdown, Output::of(&opts));
     }
-    preflight()?;
+    // Held for the loader's life, hotplug restarts included: one scx_sis at a time.
+    let _instance = preflight()?;
     socket::check_path()?;
     raise_nofile();
     libbpf_log::capture(opts.verbose);
 
     let mut open_object = MaybeUninit::uninit();
+    let mut carry: Option<guard::Lock> = None;
     loop {
-        let mut sched = Scheduler::init(&opts, &mut open_object)?;
+        let mut sched = Scheduler::init(&opts, features, &mut open_object)?;
+        // the new ctl map is pinned with the carried features: --set may go on
+        drop(carry.take());
         let uei = sched.run(shutdown.clone(), stats_every, Output::of(&opts))?;
         if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
             warn!("{SCHEDULER_NAME}: the kernel asked for a restart (CPU hotplug); restarting");
+            // carry the live features (--set's) over, with no --set in between
+            carry = Some(guard::set_lock()?);
+            features = control::read(&sched.skel.maps.ctl)?.features;
             continue;
         }
         return Ok(());

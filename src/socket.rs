@@ -1,7 +1,7 @@
 //! The stats socket is root's alone: scx_stats' server is created under umask 077
 //! (folder 0700, socket 0600), and the loader refuses to start when a component of
-//! its path is a symlink or belongs to another user, so nobody can redirect or
-//! pre-create it. Unprivileged users can neither read stats nor talk to the server.
+//! its path is a symlink, belongs to another user or is a folder others may write
+//! to, so nobody can redirect or pre-create it. Unprivileged users can neither read stats nor talk to the server.
 
 use crate::stats::{self, Metrics};
 use anyhow::{bail, Context, Result};
@@ -24,6 +24,12 @@ pub fn check_path() -> Result<()> {
             bail!(
                 "refusing to start: {p} belongs to uid {}, not root",
                 m.uid()
+            );
+        }
+        if m.is_dir() && m.mode() & 0o022 != 0 {
+            bail!(
+                "refusing to start: {p} is writable by group or others (mode {:o})",
+                m.mode() & 0o7777
             );
         }
     }

@@ -542,13 +542,20 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
 }
 
 /// One interval, in the chosen shape.
-pub fn print(m: &Metrics, out: Output) -> Result<()> {
-    let mut o = std::io::stdout().lock();
+/// One interval as the user asked for it: a line, the detail table or JSON.
+pub fn render(m: &Metrics, out: Output) -> Result<Vec<u8>> {
+    let mut o = Vec::new();
     match out {
         Output::Line => m.format(&mut o)?,
         Output::Detail => m.format_detail(&mut o)?,
         Output::Json => writeln!(o, "{}", serde_json::to_string(m)?)?,
     }
+    Ok(o)
+}
+
+pub fn print(m: &Metrics, out: Output) -> Result<()> {
+    let mut o = std::io::stdout().lock();
+    o.write_all(&render(m, out)?)?;
     o.flush()?;
     Ok(())
 }

@@ -5,15 +5,15 @@
 
 use crate::bpf_intf;
 use crate::bpf_skel::types::rodata;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use scx_utils::Topology;
 use std::collections::BTreeMap;
 
 const MAX_CPUS: usize = bpf_intf::consts_MAX_CPUS as usize;
 const MAX_LLCS: usize = bpf_intf::consts_MAX_LLCS as usize;
 const MAX_SIBLINGS: usize = bpf_intf::consts_MAX_SIBLINGS as usize;
-/// LLC index of CPUs that are not online: shares a cache with nobody.
-const NO_LLC: u32 = (MAX_LLCS - 1) as u32;
+/// LLC index of CPUs that are not online: shares a cache with nobody (intf.h NO_LLC).
+const NO_LLC: u32 = bpf_intf::consts_NO_LLC;
 
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct SisTopology {
@@ -58,7 +58,8 @@ impl SisTopology {
             .values()
             .map(|c| (c.id, c.llc_id, c.core_id, c.node_id))
             .collect();
-        Self::build(&cpus)
+        let possible = libbpf_rs::num_possible_cpus().context("reading the possible CPUs")?;
+        Self::build(&cpus, possible)
     }
 
     pub fn nr_cpus(&self) -> usize {
@@ -66,8 +67,14 @@ impl SisTopology {
     }
 
     /// Flatten a CPU list. LLC and core keys are compacted to 0.. in key order.
-    pub fn build(cpus: &[CpuDesc]) -> Result<Self> {
-        let nr_cpu_ids = cpus.iter().map(|c| c.0 + 1).max().unwrap_or(0);
+    /// `possible`: the kernel's possible CPUs, so that every CPU that may come online
+    /// before the hotplug restart has its DSQ and a known (NO_LLC) place.
+    pub fn build(cpus: &[CpuDesc], possible: usize) -> Result<Self> {
+        let online = cpus.iter().map(|c| c.0 + 1).max().unwrap_or(0);
+        if online == 0 {
+            bail!("no online CPU in the topology");
+        }
+        let nr_cpu_ids = online.max(possible);
         if nr_cpu_ids == 0 || nr_cpu_ids > MAX_CPUS {
             bail!("{nr_cpu_ids} CPUs: scx_sis supports 1 to {MAX_CPUS}");
         }
@@ -135,6 +142,7 @@ impl SisTopology {
         ro.nr_cpu_ids = self.nr_cpu_ids as u32;
         ro.nr_llcs = self.llc_nr.len() as u32;
         ro.smt_enabled = self.smt;
+        ro.cpu_llc.fill(NO_LLC);
         fill(&mut ro.cpu_llc, &self.cpu_llc);
         fill(&mut ro.cpu_node, &self.cpu_node);
         fill(&mut ro.cpu_core, &self.cpu_core);
@@ -162,7 +170,7 @@ mod tests {
     fn adjacent_siblings_one_llc() {
         // 1:4:2 as qemu numbers it: siblings 0-1, 2-3, ...
         let cpus: Vec<CpuDesc> = (0..8).map(|c| (c, 0, c / 2, 0)).collect();
-        let t = SisTopology::build(&cpus).unwrap();
+        let t = SisTopology::build(&cpus, 8).unwrap();
         assert!(t.smt);
         assert_eq!(t.llc_nr, vec![8]);
         assert_eq!(t.core_nr, vec![2; 4]);
@@ -177,7 +185,7 @@ mod tests {
             .iter()
             .map(|&c| (c, (c % 4) / 2, c % 4, (c % 4) / 2))
             .collect();
-        let t = SisTopology::build(&cpus).unwrap();
+        let t = SisTopology::build(&cpus, 8).unwrap();
         assert_eq!(t.nr_cpu_ids, 8);
         assert_eq!(t.llc_nr, vec![4, 3]);
         assert_eq!(&t.llc_cpus[..4], &[0, 1, 4, 5]);
@@ -192,6 +200,18 @@ mod tests {
     #[test]
     fn no_smt() {
         let cpus: Vec<CpuDesc> = (0..4).map(|c| (c, 0, c, 0)).collect();
-        assert!(!SisTopology::build(&cpus).unwrap().smt);
+        assert!(!SisTopology::build(&cpus, 4).unwrap().smt);
+    }
+
+    #[test]
+    fn highest_cpus_offline_stay_known_as_no_llc() {
+        // CPUs 6 and 7 offline at load: they may come online before the restart, so
+        // they keep their ids (and DSQs) with no LLC.
+        let cpus: Vec<CpuDesc> = (0..6).map(|c| (c, 0, c / 2, 0)).collect();
+        let t = SisTopology::build(&cpus, 8).unwrap();
+        assert_eq!(t.nr_cpu_ids, 8);
+        assert_eq!(t.nr_cpus(), 6);
+        assert_eq!(&t.cpu_llc[6..], &[NO_LLC, NO_LLC]);
+        assert!(SisTopology::build(&[], 8).is_err());
     }
 }

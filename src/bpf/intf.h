@@ -22,8 +22,15 @@ enum consts {
 	UTIL_PERIOD_NS = 25 * 1000 * 1000,
 	SIS_IMBALANCE_PCT = 117,
 	CAPACITY_SCALE = 1024,
+	/*
+	 * LLC index of a CPU the loaded topology does not know (offline when the loader
+	 * read sysfs, online now, until the kernel's hotplug restart takes effect).
+	 */
+	NO_LLC = MAX_LLCS - 1,
 	/* per-LLC shared DSQ ids are LLC_DSQ_BASE + llc, per-CPU ones CPU_DSQ_BASE + cpu */
 	LLC_DSQ_BASE = 1 << 16,
+	/* the LLC DSQ of unknown CPUs: every CPU consumes it last */
+	ORPHAN_DSQ = LLC_DSQ_BASE + NO_LLC,
 	CPU_DSQ_BASE = 1 << 17,
 	/* vtime lead a task may carry into a queue, in slices (bounds a low weight's wait) */
 	MAX_LAG_SLICES = 8,

@@ -16,11 +16,12 @@ char _license[] SEC("license") = "GPL";
 UEI_DEFINE(uei);
 
 /* Topology, written by the loader before load (the verifier prunes on it). */
-const volatile u32 nr_cpu_ids = 1;
+const volatile u32 nr_cpu_ids = 1;		/* possible CPUs, online or not */
 const volatile u32 nr_llcs = 1;
 const volatile bool smt_enabled;
 const volatile u64 slice_ns = 5000000;
 const volatile bool test_verifier_reject;	/* --test-verifier-reject */
+const volatile bool test_runtime_error;		/* --test-runtime-error */
 const volatile bool quality = true;		/* classify every decision (--no-quality) */
 const volatile char quality_comm[16];		/* ... or only these tasks' (--quality-comm) */
 const volatile u32 quality_comm_len;
@@ -69,6 +70,7 @@ struct cpu_ctx cpu_ctxs[MAX_CPUS];
 
 u64 vtime_now;
 u64 util_last_refresh;
+u64 util_refreshes;
 
 struct task_ctx {
 	s32 recent_used_cpu;	/* p->recent_used_cpu */
@@ -143,10 +145,22 @@ static __always_inline bool valid_cpu(s32 cpu)
 	return cpu >= 0 && cpu < nr_cpu_ids;
 }
 
-/* cpus_share_cache() */
+/* Is @cpu in the loaded topology? A CPU onlined since the load is not, until the restart. */
+static __always_inline bool known_cpu(s32 cpu)
+{
+	return valid_cpu(cpu) && cpu_llc[CPU_IDX(cpu)] != NO_LLC;
+}
+
+/* cpus_share_cache(); differs: a CPU unknown to the loaded topology shares with none but itself. */
 static __always_inline bool cpus_share_cache(s32 a, s32 b)
 {
-	return cpu_llc[CPU_IDX(a)] == cpu_llc[CPU_IDX(b)];
+	return a == b || (known_cpu(a) && cpu_llc[CPU_IDX(a)] == cpu_llc[CPU_IDX(b)]);
+}
+
+/* The shared DSQ of @cpu's LLC; the orphan DSQ for a CPU the topology does not know. */
+static __always_inline u64 llc_dsq_of(s32 cpu)
+{
+	return known_cpu(cpu) ? LLC_DSQ_BASE + cpu_llc[CPU_IDX(cpu)] : ORPHAN_DSQ;
 }
 
 static __always_inline bool allowed(struct task_struct *p, s32 cpu)
@@ -264,6 +278,8 @@ static __always_inline s32 select_idle_cpu(struct task_struct *p, const struct c
 	int nr = MAX_CPUS;
 	u32 i;
 
+	if (!known_cpu(target))
+		return -1;
 	stat_inc(STAT_SCAN_CALLS);
 	if (feat(FEAT_SIS_UTIL)) {
 		/* because !--nr is the condition to stop the scan */
@@ -673,15 +689,14 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 * Tasks allowed on one CPU only: that CPU's own vtime DSQ, which dispatch
 	 * weighs against the LLC's, so neither can starve the other.
 	 */
-	if (p->nr_cpus_allowed == 1) {
+	if (p->nr_cpus_allowed == 1 && valid_cpu(cpu)) {
 		stat_inc(STAT_PINNED);
 		scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, vtime, enq_flags);
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
 	stat_inc(STAT_SHARED);
-	scx_bpf_dsq_insert_vtime(p, LLC_DSQ_BASE + cpu_llc[CPU_IDX(cpu)], slice_ns, vtime,
-				 enq_flags);
+	scx_bpf_dsq_insert_vtime(p, llc_dsq_of(cpu), slice_ns, vtime, enq_flags);
 	kick_idle_in_llc(p, cpu);
 }
 
@@ -722,7 +737,7 @@ static __always_inline bool keep_prev(struct task_struct *prev, u64 cpu_dsq, u64
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32 my_llc = cpu_llc[CPU_IDX(cpu)], my_node = cpu_node[CPU_IDX(cpu)];
-	u64 cpu_dsq = CPU_DSQ_BASE + cpu, llc_dsq = LLC_DSQ_BASE + my_llc;
+	u64 cpu_dsq = CPU_DSQ_BASE + cpu, llc_dsq = llc_dsq_of(cpu);
 	u32 i, pass;
 
 	if (keep_prev(prev, cpu_dsq, llc_dsq))
@@ -745,6 +760,11 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 				return;
 			}
 		}
+	}
+	/* tasks woken on a CPU onlined since the load wait here until the restart */
+	if (llc_dsq != ORPHAN_DSQ && scx_bpf_dsq_move_to_local(ORPHAN_DSQ, 0)) {
+		stat_inc(STAT_STEAL);
+		return;
 	}
 	/* nothing else to run: let prev go on */
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
@@ -816,7 +836,7 @@ void BPF_STRUCT_OPS(sis_update_idle, s32 cpu, bool idle)
 	if (!valid_cpu(cpu))
 		return;
 	cpu_ctxs[CPU_IDX(cpu)].idle = idle;
-	if (!idle || !smt_enabled)
+	if (!idle || !smt_enabled || !known_cpu(cpu))
 		return;
 	core = cpu_core[CPU_IDX(cpu)];
 	off = core_off[CPU_IDX(core)];
@@ -877,6 +897,9 @@ static int refresh_util(void *map, int *key, struct util_timer *t)
 		WRITE_ONCE(l->nr_idle_scan, nr_idle_scan(l->util, llc_nr[LLC_IDX(llc)]));
 	}
 	util_last_refresh = now;
+	/* the hidden test of the ejection path: an error about 40 periods after load */
+	if (test_runtime_error && ++util_refreshes >= 40)
+		scx_bpf_error("deliberate runtime error (--test-runtime-error)");
 	bpf_timer_start(&t->timer, UTIL_PERIOD_NS, 0);
 	return 0;
 }
@@ -918,6 +941,11 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 			return ret;
 		}
 		llc_ctxs[LLC_IDX(llc)].nr_idle_scan = llc_nr[LLC_IDX(llc)];
+	}
+	ret = scx_bpf_create_dsq(ORPHAN_DSQ, -1);
+	if (ret) {
+		scx_bpf_error("failed to create the orphan DSQ: %d", ret);
+		return ret;
 	}
 	t = bpf_map_lookup_elem(&util_timer, &zero);
 	if (!t)

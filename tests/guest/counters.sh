@@ -1,6 +1,7 @@
 # counters.sh: load, run hackbench and tbench, unload; the placement steps sum to the
 # select_cpu count exactly; clean exit.
 . /tests/lib.sh
+plan 9 json
 echo "# kernel $(uname -r), $(nproc) CPUs"
 check disabled-before "state=$(state)" [ "$(state)" = disabled ]
 start_sis /tmp/c.log || fail start "$(tail -5 /tmp/c.log)"

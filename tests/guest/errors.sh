@@ -1,5 +1,6 @@
 # errors.sh: every bad start gets one clear line and a non-zero exit; nothing stays loaded.
 . /tests/lib.sh
+plan 33
 expect_err() { # expect_err NAME PATTERN CMD...
 	n=$1; pat=$2; shift 2
 	"$@" >/tmp/e.out 2>/tmp/e.err; rc=$?
@@ -23,9 +24,14 @@ expect_err monitor-nothing-running "no running scx_sis to monitor" scx_sis --mon
 expect_err set-nothing-running "no running scx_sis to change" scx_sis --set NO_IDLE_CORE
 start_sis /tmp/first.log
 "scx_sis" >/tmp/e.out 2>/tmp/e.err; rc=$?
-check already-loaded "exit $rc: $(cat /tmp/e.err)" sh -c "[ $rc -ne 0 ] && grep -q 'another sched_ext scheduler is already loaded (sis' /tmp/e.err"
+check already-running "exit $rc: $(cat /tmp/e.err)" sh -c "[ $rc -ne 0 ] && grep -q 'another scx_sis is already running (pid $SIS_PID)' /tmp/e.err && [ \$(grep -c . /tmp/e.err) = 1 ]"
 check first-still-enabled "state=$(state)" [ "$(state)" = enabled ]
 stop_sis
+# a deliberate BPF runtime error: the loader prints the kernel's exit reason, exits non-zero
+scx_sis --test-runtime-error >/tmp/e.out 2>/tmp/e.err; rc=$?
+grep -i "exit\|error" /tmp/e.err | head -3 | sed 's/^/| /'
+check runtime-error-reported "exit $rc: $(tail -3 /tmp/e.err)" sh -c "[ $rc -ne 0 ] && grep -q 'scx_sis: error: EXIT: runtime error (deliberate runtime error' /tmp/e.err"
+check runtime-error-disabled "state=$(state)" wait_state disabled 5
 scx_sis --test-verifier-reject >/tmp/e.out 2>/tmp/e.err; rc=$?
 echo "# verifier rejection output:"; sed 's/^/| /' /tmp/e.err | tail -20
 check verifier-rejection "exit $rc" sh -c "[ $rc -ne 0 ] && grep -q 'verifier rejected' /tmp/e.err && grep -q 'invalid mem access' /tmp/e.err"

@@ -1,5 +1,6 @@
 # features_off.sh: each feature switched off drives its step's counter to zero.
 . /tests/lib.sh
+plan 15
 load() { # load NAME FEATURES: scx_sis under a mixed wakeup load
 	start_sis /tmp/f-$1.log -f "$2" || { fail "$1-start" "$(tail -3 /tmp/f-$1.log)"; return; }
 	hackbench -g 2 -l 100 >/dev/null 2>&1

@@ -1,8 +1,10 @@
 # hotplug.sh: a CPU going offline and online makes the kernel ask scx_sis for a
 # restart; the loader restarts by itself, logs why, and loads the new topology.
 . /tests/lib.sh
+plan 10
 start_sis /tmp/h.log || fail start "$(tail -3 /tmp/h.log)"
 PID0=$SIS_PID
+scx_sis --set NO_IDLE_SMT >/dev/null
 attaches() { grep -c "scheduler attached" /tmp/h.log; }
 wait_attaches() { i=0; while [ "$(attaches)" -lt $1 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done; }
 echo 0 >/sys/devices/system/cpu/cpu3/online
@@ -18,6 +20,7 @@ wait_attaches 3
 wait_state enabled 30
 check online-restarted "$(tail -4 /tmp/h.log)" sh -c '[ $(grep -c "scheduler attached" /tmp/h.log) -ge 3 ]'
 check online-topology "$(grep 'CPUs,' /tmp/h.log | tail -1)" sh -c 'grep "CPUs," /tmp/h.log | tail -1 | grep -q "8 CPUs"'
+check set-survives-restart "$(scx_sis --set 2>&1)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE IDLE_CORE NO_IDLE_SMT RECENT_USED SIS_UTIL$"'
 check same-loader "pid $PID0" kill -0 $PID0
 stop_sis
 check exit-0 "exit $SIS_RC: $(tail -3 /tmp/h.log)" [ "$SIS_RC" = 0 ]

@@ -2,6 +2,7 @@
 # p50 < p99, both non-zero. The same ping-pong sharing CPU 1 with a pinned hog:
 # p99 rises.
 . /tests/lib.sh
+plan 4
 pp() { # pp NAME ROUNDS: ping-pong pinned to CPU 1 under a fresh scx_sis, percentiles from its totals
 	start_sis /tmp/l-$1.log || { fail "$1-start" "$(tail -3 /tmp/l-$1.log)"; return; }
 	taskset -c 1 sis-probe pingpong $2 >/dev/null

@@ -1,6 +1,7 @@
 # lifecycle.sh: disabled before scx_sis, enabled while it runs, disabled after SIGINT,
 # with the exit reason logged and exit status 0.
 . /tests/lib.sh
+plan 20
 echo "# kernel $(uname -r)"
 check disabled-before "state=$(state)" [ "$(state)" = disabled ]
 start_sis /tmp/sis.log --stats 1
@@ -14,3 +15,32 @@ check exit-0-on-sigint "scx_sis exited $SIS_RC: $(tail -3 /tmp/sis.log)" [ "$SIS
 check disabled-after "state=$(state)" wait_state disabled 5
 check exit-reason-logged "$(tail -3 /tmp/sis.log)" grep -q "unregistered from user space" /tmp/sis.log
 sed 's/^/| /' /tmp/sis.log | tail -4
+# Stats output that fails never unloads the scheduler: printing stops with one line on
+# stderr and scheduling goes on; SIGINT still ends it cleanly, with totals.
+out_case() { # out_case NAME: scx_sis already started with stdout set up, SIS_PID, log /tmp/o-NAME.err
+	wait_state enabled 60
+	sleep 3
+	hackbench -g 1 -l 50 >/dev/null 2>&1
+	check $1-still-enabled "state=$(state): $(tail -3 /tmp/o-$1.err)" sh -c "[ \"\$(cat /sys/kernel/sched_ext/state)\" = enabled ] && kill -0 $SIS_PID"
+	kill -INT $SIS_PID
+	i=0; while kill -0 $SIS_PID 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	kill -0 $SIS_PID 2>/dev/null && { kill -9 $SIS_PID; echo "# $1: no exit 5 s after SIGINT"; }
+	wait $SIS_PID; rc=$?
+	echo "# $1: exit $rc after $((i * 100)) ms; $(grep -v totals /tmp/o-$1.err | tail -2 | tr '\n' ' ')"
+	check $1-sigint-clean "exit $rc after $((i * 100)) ms: $(tail -2 /tmp/o-$1.err)" sh -c "[ $rc = 0 ] && grep -q 'totals select_cpu=' /tmp/o-$1.err"
+	check $1-disabled "state=$(state)" wait_state disabled 5
+}
+scx_sis --stats 0.2 >&- 2>/tmp/o-closed.err & SIS_PID=$!
+out_case closed
+# (Rust's runtime reopens a closed stdout on /dev/null: the lines go nowhere, no error)
+check closed-no-error "$(cat /tmp/o-closed.err)" sh -c '! grep -qi "error" /tmp/o-closed.err'
+mkfifo /tmp/pipe1; head -c 1 </tmp/pipe1 >/dev/null &
+scx_sis --stats 0.2 >/tmp/pipe1 2>/tmp/o-epipe.err & SIS_PID=$!
+out_case epipe
+check epipe-one-line "$(cat /tmp/o-epipe.err)" sh -c '[ $(grep -c "stats output failed.*Broken pipe" /tmp/o-epipe.err) = 1 ]'
+# a reader that never reads: the pipe fills, intervals are dropped, SIGINT is answered
+mkfifo /tmp/pipe2; sleep 600 </tmp/pipe2 & HOLD=$!
+scx_sis --stats 0.05 --json >/tmp/pipe2 2>/tmp/o-blocked.err & SIS_PID=$!
+out_case blocked
+check blocked-noticed "$(cat /tmp/o-blocked.err)" grep -q "stats output is blocked" /tmp/o-blocked.err
+kill $HOLD

@@ -3,6 +3,7 @@
 # siblings after --set NO_IDLE_CORE and back after --set IDLE_CORE, with one PID and
 # sched_ext never leaving `enabled`.
 . /tests/lib.sh
+plan 15
 N=${1:-300}
 count() { f=$1; shift; n=0
 	for c in "$@"; do n=$((n + $(awk -v c=$c '$1=="cpu" && $2==c {print $3}' $f | head -1) + 0)); done; echo $n; }

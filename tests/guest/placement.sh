@@ -2,6 +2,7 @@
 # sleeps and wakes. IDLE_CORE: whole idle cores (4-7). NO_IDLE_CORE: an idle sibling
 # of a busy CPU (1 or 3), through select_idle_smt.
 . /tests/lib.sh
+plan 11
 N=${1:-400}
 sis-probe spin 0 & S0=$!
 sis-probe spin 2 & S2=$!

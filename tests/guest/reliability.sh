@@ -1,5 +1,6 @@
 # reliability.sh: loader death, an RT hog, odd tasks. No watchdog ejection, no lost task.
 . /tests/lib.sh
+plan 16
 N=$(nproc)
 ejected() { grep -qi "stall\|EXIT: .*error\|scx_bpf_error\|runnable task" "$1"; }
 

@@ -2,6 +2,7 @@
 # socket get an error or a close, never a crash or a hang; no kernel addresses in the
 # stats; a socket path someone else prepared is refused.
 . /tests/lib.sh
+plan 37
 SOCK=/var/run/scx/root/stats
 rss() { awk '/VmRSS/ {print $2}' /proc/$SIS_PID/status; }
 monitor_ok() { timeout ${1:-6} scx_sis --monitor 1 2>/dev/null | grep -c "^\[scx_sis\] *[0-9]*/s |" | awk '{exit !($1 >= 2)}'; }
@@ -36,8 +37,57 @@ timeout 4 scx_sis --monitor 1 --json >/tmp/j.txt 2>/dev/null
 timeout 4 scx_sis --monitor 1 --stats-detail >>/tmp/j.txt 2>/dev/null
 check no-kernel-addresses "$(grep -Eo 'ffff[89a-f][0-9a-f]{11}|1844674[0-9]{12}' /tmp/j.txt | head -3)" \
 	sh -c "[ -s /tmp/j.txt ] && ! grep -Eq 'ffff[89a-f][0-9a-f]{11}|1844674[0-9]{12}' /tmp/j.txt"
+# one instance: a second loader is refused and touches nothing of the first
+scx_sis >/tmp/o 2>/tmp/e; rc=$?
+check second-loader-refused "exit $rc: $(cat /tmp/e)" sh -c "[ $rc != 0 ] && grep -q 'another scx_sis is already running' /tmp/e && [ \$(grep -c . /tmp/e) = 1 ]"
+check first-untouched "pin: $(ls -l /sys/fs/bpf/scx_sis/ 2>&1); state=$(state)" sh -c \
+	'[ -e /sys/fs/bpf/scx_sis/ctl ] && [ "$(cat /sys/kernel/sched_ext/state)" = enabled ] && scx_sis --set >/dev/null'
+# concurrent --set calls, each switching a different feature off, lose none
+lost=0
+for round in 1 2 3 4 5; do
+	scx_sis --set WAKE_AFFINE,IDLE_SMT,RECENT_USED,SIS_UTIL >/dev/null
+	for f in NO_WAKE_AFFINE NO_IDLE_SMT NO_RECENT_USED NO_SIS_UTIL; do scx_sis --set $f >/dev/null & done
+	wait
+	scx_sis --set | grep -q "^NO_WAKE_AFFINE IDLE_CORE NO_IDLE_SMT NO_RECENT_USED NO_SIS_UTIL$" || lost=$((lost + 1))
+done
+check concurrent-set-atomic "$lost of 5 rounds lost a change: $(scx_sis --set)" [ $lost = 0 ]
+scx_sis --set WAKE_AFFINE,IDLE_SMT,RECENT_USED,SIS_UTIL >/dev/null
 stop_sis
 check exit-0 "exit $SIS_RC" [ "$SIS_RC" = 0 ]
+check pin-removed "$(ls -la /sys/fs/bpf/scx_sis/)" sh -c '[ ! -e /sys/fs/bpf/scx_sis/ctl ] && [ "$(stat -c %a:%u /sys/fs/bpf/scx_sis)" = 700:0 ]'
+# two loaders started at once: exactly one runs, the other says why
+scx_sis >/tmp/l1.log 2>&1 & P1=$!
+scx_sis >/tmp/l2.log 2>&1 & P2=$!
+wait_state enabled 60
+sleep 2
+alive=0; kill -0 $P1 2>/dev/null && alive=$((alive + 1)); kill -0 $P2 2>/dev/null && alive=$((alive + 1))
+check two-at-once-one-runs "$alive alive; $(cat /tmp/l1.log /tmp/l2.log | grep -i error)" sh -c \
+	"[ $alive = 1 ] && [ \$(cat /tmp/l1.log /tmp/l2.log | grep -c 'already running\|already loaded') = 1 ] && [ \"\$(cat /sys/kernel/sched_ext/state)\" = enabled ]"
+kill -INT $P1 $P2 2>/dev/null; wait $P1 $P2
+wait_state disabled 5
+# the pin folder: created by scx_sis, root's, 0700; anything someone else prepared is refused
+PIN=/sys/fs/bpf/scx_sis
+refused() { # refused NAME PATTERN: scx_sis refuses in one line and loads nothing
+	scx_sis >/tmp/o 2>/tmp/e; rc=$?
+	check $1-refused "exit $rc: $(cat /tmp/e)" sh -c "[ $rc != 0 ] && grep -q \"$2\" /tmp/e && [ \$(grep -c . /tmp/e) = 1 ]"
+	check $1-nothing-loaded "state=$(state)" [ "$(state)" = disabled ]
+}
+rm -rf $PIN; mkdir $PIN; chown nobody $PIN
+refused pin-foreign-owner "refusing to use $PIN: it belongs to uid 65534, not root"
+rm -rf $PIN; mkdir -m 0777 $PIN; chmod 0777 $PIN
+refused pin-world-writable "refusing to use $PIN: it is writable by group or others"
+rm -rf $PIN; mkdir -m 0755 /tmp/target; ln -s /tmp/target $PIN
+refused pin-symlink "refusing to use $PIN: it is a symlink"
+check pin-symlink-target-untouched "$(stat -c %a /tmp/target)" [ "$(stat -c %a /tmp/target)" = 755 ]
+rm -f $PIN; ln -s /nonexistent/x $PIN
+refused pin-dangling-symlink "refusing to use $PIN: it is a symlink"
+rm -f $PIN
+rm -rf /run/scx_sis; ln -s /tmp/target /run/scx_sis
+refused lock-symlink "refusing to use /run/scx_sis: it is a symlink"
+rm -f /run/scx_sis
+chmod 0777 /var/run/scx/root
+refused stats-folder-writable "/var/run/scx/root is writable by group or others"
+chmod 0700 /var/run/scx/root
 # a socket path prepared by someone else is refused, and nothing is loaded
 mkdir -p /var/run/scx/root
 ln -sf /tmp/elsewhere $SOCK

@@ -1,5 +1,7 @@
 # soak.sh MINUTES [eevdf]: mixed stress-ng, hackbench and tbench at twice the CPU count, a
-# CPU hotplug cycle every minute; prints one `soak:` summary line. With `eevdf` the same
+# CPU hotplug cycle every minute and, every other minute, a burst of back-to-back
+# offline/online cycles faster than a restart takes (a CPU comes online that the loaded
+# topology does not know); prints one `soak:` summary line. With `eevdf` the same
 # load runs on the kernel's own scheduler (a baseline for RCU stall reports).
 . /tests/lib.sh
 M=${1:-20}
@@ -25,6 +27,13 @@ while [ "$(date +%s)" -lt $end ]; do
 		[ -n "$r" ] && [ "$r" -gt $rss_peak ] && rss_peak=$r
 		[ $minute = 0 ] && [ -n "$r" ] && [ "$r" -gt $rss_first ] && rss_first=$r
 		[ $i = 3 ] && echo 0 >/sys/devices/system/cpu/cpu$((minute % (N - 1) + 1))/online
+		if [ $i = 5 ] && [ $((minute % 2)) = 1 ]; then
+			f=$(((minute + 3) % (N - 1) + 1))
+			for k in 1 2 3 4 5; do
+				echo 0 >/sys/devices/system/cpu/cpu$f/online 2>/dev/null
+				echo 1 >/sys/devices/system/cpu/cpu$f/online 2>/dev/null
+			done
+		fi
 		sleep 10
 	done
 	echo 1 >/sys/devices/system/cpu/cpu$((minute % (N - 1) + 1))/online
@@ -44,6 +53,7 @@ grep "EXIT:" /tmp/soak.log | sort | uniq -c | sed 's/^/# /'
 # What the kernel said around an RCU stall or an ejection: the CPU, the task, the stack.
 dmesg | grep -A25 "rcu: INFO" | head -80 | sed 's/^/# dmesg: /'
 grep -v "asked for a restart\|hotplug" /tmp/soak.log | grep -B2 -A30 "EXIT:" | head -60 | sed 's/^/# sis: /'
-check soak-no-ejection "$ej ejections" [ "$ej" = 0 ]
+runtime=$(dmesg | grep -c "disabled (runtime error)")
+check soak-no-ejection "$ej ejections, $runtime runtime errors" [ "$ej" = 0 -a "$runtime" = 0 ]
 check soak-loader-alive "alive=$alive exit=$SIS_RC" [ "$alive" = yes -a "$SIS_RC" = 0 ]
 check soak-rss-flat "first minute $rss_first kB, peak $rss_peak kB" [ $rss_peak -le $((rss_first + rss_first / 4 + 4096)) ]

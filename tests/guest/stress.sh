@@ -1,6 +1,7 @@
 # stress.sh SECS: stress-ng (cpu, fork, affinity) plus hackbench at twice the CPU
 # count; scx_sis stays loaded (no watchdog stall) and exits 0 on SIGINT.
 . /tests/lib.sh
+plan 7
 SECS=${1:-60}
 N=$(nproc)
 start_sis /tmp/s.log --stats 10 || fail start "$(tail -5 /tmp/s.log)"

@@ -1,6 +1,7 @@
 # topo_view.sh: scx_sis's view of LLCs, cores and nodes matches sysfs; a full load
 # runs without a stall; the search cost at full load is recorded (and bounded).
 . /tests/lib.sh
+plan 5
 S=/sys/devices/system/cpu
 N=$(nproc)
 llcs=$(cat $S/cpu*/cache/index3/shared_cpu_list 2>/dev/null | sort -u | wc -l)

@@ -1,5 +1,6 @@
 # topology.sh SOCKETS CORES THREADS [numa]: the guest sees the topology qemu was asked for.
 . /tests/lib.sh
+plan 16
 S=$1 C=$2 T=$3 NUMA=$4
 N=$((S * C * T))
 check nproc "nproc=$(nproc), want $N" [ "$(nproc)" = "$N" ]
@@ -25,4 +26,11 @@ for w in tbench tbench_srv hackbench stress-ng perf scx_sis; do
 done
 check dbench-client "no client.txt" [ -s /usr/share/dbench/client.txt ]
 check bpffs "bpffs not mounted" sh -c 'grep -q " /sys/fs/bpf bpf" /proc/mounts'
+LLCS=1; [ "$NUMA" = numa ] && LLCS=$S
+NODES=1; [ "$NUMA" = numa ] && NODES=$S
+start_sis /tmp/tv.log || fail start "$(tail -3 /tmp/tv.log)"
+stop_sis
+view=$(grep -o "[0-9]* CPUs, [0-9]* LLCs, [0-9]* cores, [0-9]* nodes" /tmp/tv.log | head -1)
+check scx_sis-view "scx_sis '$view', want $N CPUs, $LLCS LLCs, $((S * C)) cores, $NODES nodes" \
+	[ "$view" = "$N CPUs, $LLCS LLCs, $((S * C)) cores, $NODES nodes" ]
 check debugfs "debugfs not mounted" sh -c 'grep -q " /sys/kernel/debug debugfs" /proc/mounts'

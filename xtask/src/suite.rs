@@ -72,6 +72,24 @@ const PER_KERNEL: &[Spec] = &[
         400,
     ),
     ("counters", "1:4:2", false, "sh /tests/counters.sh", 0, 400),
+    ("hotplug", "1:4:2", false, "sh /tests/hotplug.sh", 0, 300),
+    ("security", "1:4:2", false, "sh /tests/security.sh", 0, 400),
+    (
+        "hotplug-cycles",
+        "1:4:2",
+        false,
+        "sh /tests/hotplug_cycles.sh",
+        0,
+        600,
+    ),
+    (
+        "reliability",
+        "1:4:2",
+        false,
+        "sh /tests/reliability.sh",
+        0,
+        500,
+    ),
 ];
 
 /// Run on the newest kernel.
@@ -135,16 +153,6 @@ const ON_NEWEST: &[Spec] = &[
     ),
     ("errors", "1:4:2", false, "sh /tests/errors.sh", 0, 300),
     ("latency", "1:4:2", false, "sh /tests/latency.sh", 0, 400),
-    ("hotplug", "1:4:2", false, "sh /tests/hotplug.sh", 0, 300),
-    ("security", "1:4:2", false, "sh /tests/security.sh", 0, 400),
-    (
-        "hotplug-cycles",
-        "1:4:2",
-        false,
-        "sh /tests/hotplug_cycles.sh",
-        0,
-        600,
-    ),
     (
         "topology-view-2:8:2-numa",
         "2:8:2",
@@ -177,14 +185,6 @@ const ON_NEWEST: &[Spec] = &[
         "sh /tests/topo_view.sh",
         0,
         600,
-    ),
-    (
-        "reliability",
-        "1:4:2",
-        false,
-        "sh /tests/reliability.sh",
-        0,
-        500,
     ),
     (
         "live-switch",
@@ -284,14 +284,23 @@ fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tally>) {
         });
         return;
     }
-    let mut checks = 0;
+    // `plan N [json]`: the checks the script will report, and whether it prints
+    // `--monitor --json` intervals for the runner to verify
+    let plan = r
+        .output
+        .lines()
+        .find_map(|l| l.strip_prefix("plan "))
+        .map(|p| {
+            let mut w = p.split_whitespace();
+            let n = w.next().and_then(|n| n.parse::<usize>().ok());
+            (n, w.next() == Some("json"))
+        });
     let json: Vec<&str> = r
         .output
         .lines()
         .filter_map(|l| l.strip_prefix("json "))
         .collect();
-    if !json.is_empty() {
-        checks += 1;
+    if plan.is_some_and(|(_, j)| j) || !json.is_empty() {
         let bad: Vec<String> = json.iter().filter_map(|j| json_interval_error(j)).collect();
         tally.check(
             &format!("{}/json-intervals", t.name),
@@ -306,6 +315,7 @@ fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tally>) {
             },
         );
     }
+    let mut checks = 0;
     for line in r.output.lines() {
         if let Some(n) = line.strip_prefix("ok ") {
             checks += 1;
@@ -321,14 +331,24 @@ fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tally>) {
             println!("  {line}");
         }
     }
+    let faults = vm::kernel_faults(&r.output);
+    tally.check(&format!("{}/kernel-log", t.name), faults.is_empty(), || {
+        format!(
+            "{} kernel fault report(s):\n{}",
+            faults.len(),
+            faults.join("\n")
+        )
+    });
+    let planned = plan.and_then(|(n, _)| n);
     tally.check(
         &format!("{}/exit-status", t.name),
-        r.code == t.rc && checks > 0,
+        r.code == t.rc && planned == Some(checks),
         || {
             format!(
-                "guest command exited {} (expected {}), {checks} checks reported\n{}",
+                "guest command exited {} (expected {}), {checks} checks reported, {} planned\n{}",
                 r.code,
                 t.rc,
+                planned.map_or("none".into(), |n| n.to_string()),
                 vm::relevant_lines(&r.output)
             )
         },

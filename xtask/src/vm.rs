@@ -342,7 +342,7 @@ fn qemu_args(cfg: &VmConfig, initrd: &Path) -> Vec<String> {
         a.push(format!("{}M", cfg.mem_mib));
     }
     let append = format!(
-        "console=ttyS0 rdinit=/init quiet panic=-1 oops=panic {}",
+        "console=ttyS0 rdinit=/init loglevel=5 panic=-1 oops=panic {}",
         cfg.kernel_args
     );
     a.extend(
@@ -505,6 +505,51 @@ fn drain(rx: &mpsc::Receiver<Option<String>>, lines: &mut Vec<String>, d: Durati
     }
 }
 
+/// Kernel reports that fail the test whose guest printed them (guests boot with
+/// loglevel=5, so warnings reach the console): WARN splats, BUG reports, soft
+/// lockups, hung tasks, lockdep and RCU stall reports, and a BPF scheduler's ejection.
+const FAULTS: &[&str] = &[
+    "WARNING:",
+    "BUG:",
+    "soft lockup",
+    "hard LOCKUP",
+    "blocked for more than",
+    "possible circular locking",
+    "possible recursive locking",
+    "inconsistent lock state",
+    "detected stalls",
+    "self-detected stall",
+    "disabled (runtime error)",
+    "runnable task stall",
+];
+
+/// Known, harmless matches: (pattern, why allowed).
+const FAULT_ALLOW: &[(&str, &str)] = &[
+    // errors.sh ejects scx_sis on purpose to test that the loader reports it
+    ("--test-runtime-error", "the deliberate error of errors.sh"),
+];
+
+/// Each kernel fault report in a guest's console, with the line after it (the
+/// sched_ext reason follows its "disabled" line); empty when there is none.
+pub fn kernel_faults(output: &str) -> Vec<String> {
+    let v: Vec<&str> = output.lines().collect();
+    let mut found = Vec::new();
+    for (i, l) in v.iter().enumerate() {
+        if !FAULTS.iter().any(|f| l.contains(f)) {
+            continue;
+        }
+        let next = v.get(i + 1).copied().unwrap_or("");
+        if FAULT_ALLOW
+            .iter()
+            .any(|(a, _)| l.contains(a) || next.contains(a))
+        {
+            continue;
+        }
+        found.push(format!("{l}\n    {next}"));
+    }
+    found
+}
+
 /// The console lines worth showing for a failed guest: the last few, plus any
 /// panic/Oops region.
 pub fn relevant_lines(output: &str) -> String {
@@ -533,6 +578,21 @@ pub fn tempdir(prefix: &str) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_faults_found_and_allowed() {
+        let warn = "[ 3.1] WARNING: CPU: 2 PID: 1 at kernel/sched/ext.c:123 f+0x1\n[ 3.1] Modules:";
+        assert_eq!(kernel_faults(warn).len(), 1);
+        let eject = "sched_ext: BPF scheduler \"sis\" disabled (runtime error)\nsched_ext: sis: peek on non-existent DSQ 0x100ff";
+        let f = kernel_faults(eject);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].contains("non-existent DSQ"));
+        let deliberate = "sched_ext: BPF scheduler \"sis\" disabled (runtime error)\nsched_ext: sis: deliberate runtime error (--test-runtime-error)";
+        assert!(kernel_faults(deliberate).is_empty());
+        let stall = "rcu: INFO: rcu_preempt self-detected stall on CPU";
+        assert_eq!(kernel_faults(stall).len(), 1);
+        assert!(kernel_faults("qemu: warning: TCG doesn't support\nok x").is_empty());
+    }
 
     #[test]
     fn topology_parses_and_rejects() {
