@@ -143,6 +143,8 @@ struct Scheduler<'a> {
     stats_server: StatsServer<(), Metrics>,
     _pin: control::Pin,
     attached: Instant,
+    /// stats reads that gave up on a clean copy of some CPU's counters
+    torn_reads: std::cell::Cell<u64>,
 }
 
 impl<'a> Scheduler<'a> {
@@ -205,12 +207,19 @@ impl<'a> Scheduler<'a> {
             stats_server,
             _pin: pin,
             attached: Instant::now(),
+            torn_reads: std::cell::Cell::new(0),
         })
     }
 
-    /// Every CPU's counters, read again while any CPU's copy was torn by a
-    /// select_cpu in progress (seq_begin != seq_end).
+    /// Every CPU's counters. A CPU's copy is torn when a select_cpu updated it
+    /// while the kernel copied it (seq_done != seq_start, see intf.h); the map is read
+    /// again, keeping each CPU's first clean copy, until every CPU has one. After 100
+    /// reads a CPU still torn keeps its latest copy (the interval is then off by that
+    /// CPU's wakeups in flight) and the read is counted: a stats read never unloads
+    /// the scheduler.
     fn stats_snapshot(&self) -> Result<Vec<bpf_intf::sis_cpu_stats>> {
+        let mut clean: Vec<Option<bpf_intf::sis_cpu_stats>> = Vec::new();
+        let mut last = Vec::new();
         for _ in 0..100 {
             let raw = self
                 .skel
@@ -219,23 +228,35 @@ impl<'a> Scheduler<'a> {
                 .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
                 .context("reading the stats map")?
                 .context("stats map has no entry 0")?;
-            let mut all = Vec::with_capacity(raw.len());
-            for v in raw {
+            clean.resize(raw.len(), None);
+            last.clear();
+            for (cpu, v) in raw.iter().enumerate() {
                 anyhow::ensure!(
                     v.len() >= std::mem::size_of::<bpf_intf::sis_cpu_stats>(),
                     "stats map value is {} bytes, too short",
                     v.len()
                 );
                 // SAFETY: sis_cpu_stats is plain old data (u64s) and v holds its size.
-                all.push(unsafe {
+                let st = unsafe {
                     std::ptr::read_unaligned(v.as_ptr() as *const bpf_intf::sis_cpu_stats)
-                });
+                };
+                if clean[cpu].is_none() && st.seq_done == st.seq_start {
+                    clean[cpu] = Some(st);
+                }
+                last.push(st);
             }
-            if all.iter().all(|s| s.seq_begin == s.seq_end) {
-                return Ok(all);
+            if clean.iter().all(|c| c.is_some()) {
+                return Ok(clean.into_iter().flatten().collect());
             }
         }
-        bail!("could not read a consistent stats snapshot in 100 tries")
+        if self.torn_reads.replace(self.torn_reads.get() + 1) == 0 {
+            warn!("{SCHEDULER_NAME}: a CPU's counters were torn in 100 reads in a row; using its latest copy");
+        }
+        Ok(clean
+            .into_iter()
+            .zip(last)
+            .map(|(c, l)| c.unwrap_or(l))
+            .collect())
     }
 
     /// Totals since load: per-CPU counters summed, histograms merged.
@@ -362,6 +383,12 @@ impl<'a> Scheduler<'a> {
         let mut total = self.metrics()?;
         total.interval_s = total.uptime_s;
         info!("totals {}", total.key_values());
+        if self.torn_reads.get() > 0 {
+            warn!(
+                "{SCHEDULER_NAME}: {} stats reads used a torn copy",
+                self.torn_reads.get()
+            );
+        }
         uei_report!(&self.skel, uei)
     }
 }

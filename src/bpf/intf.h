@@ -118,17 +118,21 @@ enum hist_consts {
 
 struct sis_cpu_stats {
 	/*
-	 * seq_begin is bumped before select_cpu updates its counters and seq_end set
-	 * equal after: a snapshot with seq_begin != seq_end was torn, and the loader
-	 * reads again, so that the steps always sum to the select_cpu count.
+	 * A seqcount for the loader's copy of this struct, which the kernel takes word
+	 * by word from the first to the last: select_cpu bumps seq_start (the LAST word)
+	 * before it updates the counters and sets seq_done (the FIRST word) equal after.
+	 * A copy reads seq_done first and seq_start last, so it is clean only when the
+	 * two are equal: no update had started when the copy began, and none had begun
+	 * by the time it ended. (With the order the other way round, a copy that began
+	 * mid-update could read both words new and the counters old.)
 	 */
-	u64 seq_begin;
+	u64 seq_done;
 	u64 cnt[NR_SIS_STATS];
 	u64 scan_max;		/* longest single search, in CPUs tested */
 	u64 last_scan;		/* CPUs tested by this CPU's latest search */
 	u64 lat[NR_LAT_CLASSES][NR_LAT_BUCKETS];
 	u64 scan_hist[NR_SCAN_BUCKETS];
-	u64 seq_end;
+	u64 seq_start;
 };
 
 #endif /* __INTF_H */

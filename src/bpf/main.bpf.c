@@ -64,7 +64,6 @@ struct cpu_ctx {
 	u64 busy_ns;		/* total time tasks of ours ran here */
 	u64 last_busy_ns;	/* busy_ns (plus the running part) at the last refresh */
 	u64 util;		/* decayed utilisation, 0..1024 */
-	u32 idle;		/* what ops.update_idle last said */
 };
 struct cpu_ctx cpu_ctxs[MAX_CPUS];
 
@@ -330,6 +329,18 @@ static __always_inline s32 select_idle_cpu(struct task_struct *p, const struct c
 	return idle_cpu;
 }
 
+#ifndef PF_EXITING
+#define PF_EXITING 0x00000004	/* include/linux/sched.h */
+#endif
+
+/* fair.c's `current->flags & PF_EXITING` test of the waker */
+static __always_inline bool waker_exiting(void)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+
+	return cur && (cur->flags & PF_EXITING);
+}
+
 /*
  * wake_affine(), the parts that need no load figures (wake_affine_idle()).
  * differs: no WA_WEIGHT (no PELT load for our tasks) and no wake_wide() flip count:
@@ -345,9 +356,14 @@ static __always_inline s32 wake_affine(struct task_struct *p, s32 prev_cpu, u64 
 		return prev_cpu;
 	if (available_idle_cpu(idle, this_cpu) && cpus_share_cache(this_cpu, prev_cpu))
 		return available_idle_cpu(idle, prev_cpu) ? prev_cpu : this_cpu;
-	/* a sync waker about to sleep, with nothing else queued on its CPU */
-	if ((wake_flags & SCX_WAKE_SYNC) &&
-	    scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | this_cpu) == 0)
+	/*
+	 * A sync waker about to sleep, alone on its CPU and not exiting. differs: "alone"
+	 * is nothing queued for this CPU (its local and own per-CPU DSQ), fair.c's
+	 * nr_running == 1; tasks in the shared LLC DSQ belong to no CPU yet.
+	 */
+	if ((wake_flags & SCX_WAKE_SYNC) && !waker_exiting() &&
+	    scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | this_cpu) == 0 &&
+	    scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + this_cpu) == 0)
 		return this_cpu;
 	return prev_cpu;
 }
@@ -579,6 +595,8 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	if (classify)
 		read_truth(p, prev_cpu, idle, &truth);
 	if (wake_flags & SCX_WAKE_FORK) {
+		/* wake_up_new_task(): p->recent_used_cpu = task_cpu(p), the parent's CPU */
+		tctx->recent_used_cpu = prev_cpu;
 		cpu = find_idlest_cpu(p, prev_cpu, &step);
 	} else {
 		target = wake_affine(p, prev_cpu, wake_flags, idle, feats);
@@ -592,9 +610,10 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	tctx->selected = true;
 	s = cpu_stats();
 	if (s) {
-		u64 seq = s->seq_begin + 1;
+		u64 seq = s->seq_start + 1;
 
-		WRITE_ONCE(s->seq_begin, seq);
+		/* see struct sis_cpu_stats: the last word first, the first word last */
+		WRITE_ONCE(s->seq_start, seq);
 		barrier();
 		s->cnt[STAT_SELECT]++;
 		if (step < NR_SIS_STATS)
@@ -622,7 +641,7 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		if (classify)
 			count_quality(s, &truth, idle, cpu, step != STAT_FALLBACK);
 		barrier();
-		WRITE_ONCE(s->seq_end, seq);
+		WRITE_ONCE(s->seq_done, seq);
 	}
 	scx_bpf_put_idle_cpumask(idle);
 	/* every step but the fallback claimed its CPU: hand the task over directly */
@@ -828,25 +847,35 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	p->scx.dsq_vtime = charged_vtime(p);
 }
 
-/* __update_idle_core(): a CPU going idle whose siblings are all idle sets the hint. */
+/*
+ * __update_idle_core(): a CPU going idle whose siblings are all idle sets the hint.
+ * The siblings are tested in the kernel's idle mask, which a claim clears at once, as
+ * fair.c's available_idle_cpu() is false while a wakeup is on its way (ttwu_pending);
+ * @cpu itself counts as idle whether or not the mask has caught up with it yet.
+ */
 void BPF_STRUCT_OPS(sis_update_idle, s32 cpu, bool idle)
 {
+	const struct cpumask *idle_mask;
 	u32 core, off, nr, i;
 
-	if (!valid_cpu(cpu))
-		return;
-	cpu_ctxs[CPU_IDX(cpu)].idle = idle;
 	if (!idle || !smt_enabled || !known_cpu(cpu))
 		return;
 	core = cpu_core[CPU_IDX(cpu)];
 	off = core_off[CPU_IDX(core)];
 	nr = core_nr[CPU_IDX(core)];
+	idle_mask = scx_bpf_get_idle_cpumask();
 	bpf_for(i, 0, nr) {
+		s32 sib;
+
 		if (i >= MAX_SIBLINGS)
 			break;
-		if (!cpu_ctxs[CPU_IDX(core_cpus[CPU_IDX(off + i)])].idle)
+		sib = core_cpus[CPU_IDX(off + i)];
+		if (sib != cpu && !available_idle_cpu(idle_mask, sib)) {
+			scx_bpf_put_idle_cpumask(idle_mask);
 			return;
+		}
 	}
+	scx_bpf_put_idle_cpumask(idle_mask);
 	set_idle_cores(cpu, 1);
 }
 

@@ -35,7 +35,15 @@ stop_sched() {
 	wait_state disabled 20
 }
 # emit SUITE CONF RUN LOAD KEY=VALUE...
-emit() { s=$1 c=$2 r=$3 l=$4; shift 4; echo "bench: suite=$s sched=$c run=$r load=$l $*"; }
+# emit SUITE CONF RUN LOAD FIELDS...: a figure, unless the scheduler was ejected meanwhile
+emit() {
+	s=$1 c=$2 r=$3 l=$4; shift 4
+	if [ "$c" != eevdf ] && [ "$(state)" != enabled ]; then
+		echo "bench-error: suite=$s sched=$c run=$r load=$l: scheduler ejected, figure dropped: $(grep EXIT /tmp/sched.log | tail -1)"
+		return
+	fi
+	echo "bench: suite=$s sched=$c run=$r load=$l $*"
+}
 # monitor_start CONF: scx_sis's per-second JSON while a measurement runs
 monitor_start() {
 	MON=

@@ -46,8 +46,9 @@ check first-untouched "pin: $(ls -l /sys/fs/bpf/scx_sis/ 2>&1); state=$(state)" 
 lost=0
 for round in 1 2 3 4 5; do
 	scx_sis --set WAKE_AFFINE,IDLE_SMT,RECENT_USED,SIS_UTIL >/dev/null
-	for f in NO_WAKE_AFFINE NO_IDLE_SMT NO_RECENT_USED NO_SIS_UTIL; do scx_sis --set $f >/dev/null & done
-	wait
+	pids=""
+	for f in NO_WAKE_AFFINE NO_IDLE_SMT NO_RECENT_USED NO_SIS_UTIL; do scx_sis --set $f >/dev/null & pids="$pids $!"; done
+	wait $pids
 	scx_sis --set | grep -q "^NO_WAKE_AFFINE IDLE_CORE NO_IDLE_SMT NO_RECENT_USED NO_SIS_UTIL$" || lost=$((lost + 1))
 done
 check concurrent-set-atomic "$lost of 5 rounds lost a change: $(scx_sis --set)" [ $lost = 0 ]

@@ -1,7 +1,9 @@
 # topo_view.sh: scx_sis's view of LLCs, cores and nodes matches sysfs; a full load
-# runs without a stall; the search cost at full load is recorded (and bounded).
+# runs without a stall; the search cost at full load is recorded (and bounded); every
+# live `--stats 1 --json` interval over the 30 s of full load is printed as `json ...`
+# for the runner, which checks that its steps sum to its select_cpu count.
 . /tests/lib.sh
-plan 5
+plan 5 json
 S=/sys/devices/system/cpu
 N=$(nproc)
 llcs=$(cat $S/cpu*/cache/index3/shared_cpu_list 2>/dev/null | sort -u | wc -l)
@@ -9,12 +11,12 @@ llcs=$(cat $S/cpu*/cache/index3/shared_cpu_list 2>/dev/null | sort -u | wc -l)
 cores=$(for c in $S/cpu[0-9]*; do echo "$(cat $c/topology/physical_package_id) $(cat $c/topology/core_id)"; done | sort -u | wc -l)
 nodes=$(ls -d /sys/devices/system/node/node* | wc -l)
 echo "# sysfs: $N CPUs, $llcs LLCs ($(cat $S/cpu*/cache/index3/shared_cpu_list 2>/dev/null | sort -u | tr '\n' ' ')), $cores cores, $nodes nodes"
-start_sis /tmp/t.log || fail start "$(tail -3 /tmp/t.log)"
+start_sis /tmp/t.log --stats 1 --json || fail start "$(tail -3 /tmp/t.log)"
 view=$(grep -o "[0-9]* CPUs, [0-9]* LLCs, [0-9]* cores, [0-9]* nodes" /tmp/t.log | head -1)
 echo "# scx_sis: $view"
 check view-matches-sysfs "scx_sis '$view' vs sysfs $N/$llcs/$cores/$nodes" [ "$view" = "$N CPUs, $llcs LLCs, $cores cores, $nodes nodes" ]
 # full load: twice as many CPU hogs as CPUs, plus wakeups to place
-stress-ng --cpu $((N * 2)) --timeout 20s --quiet & SNG=$!
+stress-ng --cpu $((N * 2)) --timeout 30s --quiet & SNG=$!
 sleep 3
 timeout 12 scx_sis --monitor 4 --json >/tmp/full.json 2>/dev/null
 hackbench -g 2 -l 100 >/tmp/hb.log 2>&1
@@ -22,7 +24,8 @@ wait $SNG; sng=$?
 check full-load-ran "stress-ng exit $sng; $(tail -1 /tmp/hb.log)" sh -c "[ $sng = 0 ] && grep -q Time /tmp/hb.log"
 check still-enabled "state=$(state)" [ "$(state)" = enabled ]
 stop_sis
-check no-stall "$(grep -i stall /tmp/t.log)" sh -c '! grep -qi "stall\|error" /tmp/t.log'
+grep '^{' /tmp/t.log | sed 's/^/json /'
+check no-stall "$(grep -i stall /tmp/t.log)" sh -c '! grep -v "^{" /tmp/t.log | grep -qi "stall\|error"'
 last=$(tail -1 /tmp/full.json)
 mean=$(echo "$last" | grep -o '"scan_mean":[0-9.e+-]*' | cut -d: -f2)
 max=$(echo "$last" | grep -o '"scan_max":[0-9]*' | cut -d: -f2)

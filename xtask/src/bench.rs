@@ -615,10 +615,16 @@ pub fn run(o: BenchOpts) -> Result<i32> {
         println!("{}", vm::relevant_lines(&res.output));
         bail!("the bench guest failed: {f}");
     }
+    let mut errors = 0;
     for l in res.output.lines() {
         if l.starts_with("bench-error") || l.starts_with("bench-skip") {
             println!("{l}");
         }
+        errors += l.starts_with("bench-error") as usize;
+    }
+    let faults = vm::kernel_faults(&res.output);
+    for f in &faults {
+        println!("bench: kernel fault report: {f}");
     }
     anyhow::ensure!(
         res.output.contains("bench-done"),
@@ -632,6 +638,14 @@ pub fn run(o: BenchOpts) -> Result<i32> {
         repo_root().join(&o.out)
     };
     report(&records, &plan, o.vs.as_deref(), cpus, &header, &out)?;
+    // an ejection, a failed start or a kernel fault makes the whole comparison suspect
+    if errors > 0 || !faults.is_empty() {
+        println!(
+            "bench: {errors} bench error(s), {} kernel fault report(s): figures written, exit 1",
+            faults.len()
+        );
+        return Ok(1);
+    }
     Ok(0)
 }
 
