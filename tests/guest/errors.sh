@@ -30,7 +30,7 @@ stop_sis
 # a deliberate BPF runtime error: the loader prints the kernel's exit reason, exits non-zero
 scx_sis --test-runtime-error >/tmp/e.out 2>/tmp/e.err; rc=$?
 grep -i "exit\|error" /tmp/e.err | head -3 | sed 's/^/| /'
-check runtime-error-reported "exit $rc: $(grep error: /tmp/e.err)" sh -c "[ $rc -ne 0 ] && grep -q 'scx_sis: error: EXIT: runtime error (.*deliberate runtime error' /tmp/e.err"
+check runtime-error-reported "exit $rc: $(grep error: /tmp/e.err)" sh -c "[ $rc -ne 0 ] && grep -q 'scx_sis: error: EXIT: .*deliberate runtime error (--test-runtime-error)' /tmp/e.err"
 check runtime-error-disabled "state=$(state)" wait_state disabled 5
 scx_sis --test-verifier-reject >/tmp/e.out 2>/tmp/e.err; rc=$?
 echo "# verifier rejection output:"; sed 's/^/| /' /tmp/e.err | tail -20

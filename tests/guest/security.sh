@@ -2,7 +2,7 @@
 # socket get an error or a close, never a crash or a hang; no kernel addresses in the
 # stats; a socket path someone else prepared is refused.
 . /tests/lib.sh
-plan 37
+plan 38
 SOCK=/var/run/scx/root/stats
 rss() { awk '/VmRSS/ {print $2}' /proc/$SIS_PID/status; }
 monitor_ok() { timeout ${1:-6} scx_sis --monitor 1 2>/dev/null | grep -c "^\[scx_sis\] *[0-9]*/s |" | awk '{exit !($1 >= 2)}'; }
