@@ -43,6 +43,12 @@ pub const FEATURES: &[Feature] = &[
         default: true,
         desc: "bound the idle-CPU walk to nr_idle_scan CPUs from LLC utilisation; no scan at ~85% busy",
     },
+    Feature {
+        name: "IDLE_KICK",
+        bit: bpf_intf::sis_feature_FEAT_IDLE_KICK as u64,
+        default: false,
+        desc: "not fair.c: a sched_ext habit; a wakeup that stacks (fallback, queued) waits on the LLC's shared queue and an idle CPU is kicked at once; off: it waits on target as in fair.c until target runs it or an idle balance pulls it",
+    },
 ];
 
 pub fn default_mask() -> u64 {
@@ -107,11 +113,39 @@ pub fn list() -> String {
     s
 }
 
+/// The features whose state differs from the default (`NO_IDLE_CORE,IDLE_KICK`), or
+/// `default`: keeps the stats line one screen wide.
+pub fn changed(mask: u64) -> String {
+    let v: Vec<String> = FEATURES
+        .iter()
+        .filter(|f| (mask & f.bit != 0) != f.default)
+        .map(|f| {
+            if f.default {
+                format!("NO_{}", f.name)
+            } else {
+                f.name.to_string()
+            }
+        })
+        .collect();
+    if v.is_empty() {
+        "default".into()
+    } else {
+        v.join(",")
+    }
+}
+
+/// Parse the `format()` text back into a mask (unknown names are ignored).
+pub fn from_text(text: &str) -> u64 {
+    text.split_whitespace()
+        .filter_map(|t| FEATURES.iter().find(|f| f.name == t))
+        .fold(0, |m, f| m | f.bit)
+}
+
 /// For `--help`: the names with their defaults.
 pub fn help() -> String {
     format!(
-        "Features, kernel sched/features syntax (NAME or NO_NAME, comma-separated). All on by default: {}. See --list-features",
-        valid_names()
+        "Features, kernel sched/features syntax (NAME or NO_NAME, comma-separated). Default: {}. See --list-features",
+        format(default_mask())
     )
 }
 
@@ -128,8 +162,13 @@ mod tests {
         let m = parse("no_sis_util, NO_IDLE_SMT", all).unwrap();
         assert_eq!(
             format(m),
-            "WAKE_AFFINE IDLE_CORE NO_IDLE_SMT RECENT_USED NO_SIS_UTIL"
+            "WAKE_AFFINE IDLE_CORE NO_IDLE_SMT RECENT_USED NO_SIS_UTIL NO_IDLE_KICK"
         );
+        assert_eq!(from_text(&format(m)), m);
+        assert_eq!(changed(m), "NO_IDLE_SMT,NO_SIS_UTIL");
+        assert_eq!(changed(all), "default");
+        let k = parse("IDLE_KICK", all).unwrap();
+        assert_eq!(changed(k), "IDLE_KICK");
     }
 
     #[test]
@@ -148,6 +187,10 @@ mod tests {
             assert_eq!(seen & f.bit, 0, "{} overlaps", f.name);
             seen |= f.bit;
         }
-        assert_eq!(default_mask(), seen);
+        // every fair.c step on, the sched_ext habit off
+        assert_eq!(
+            default_mask(),
+            seen & !(bpf_intf::sis_feature_FEAT_IDLE_KICK as u64)
+        );
     }
 }

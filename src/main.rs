@@ -286,6 +286,7 @@ impl<'a> Scheduler<'a> {
             ("running", p.sis_running.as_fd()),
             ("stopping", p.sis_stopping.as_fd()),
             ("update_idle", p.sis_update_idle.as_fd()),
+            ("tick", p.sis_tick.as_fd()),
         ];
         let progs = hot
             .into_iter()
@@ -327,6 +328,12 @@ impl<'a> Scheduler<'a> {
             shared: s(sis_stat_STAT_SHARED),
             pinned: s(sis_stat_STAT_PINNED),
             steals: s(sis_stat_STAT_STEAL),
+            queued_wakeup: s(sis_stat_STAT_QUEUED_WAKEUP),
+            cpu_queued: s(sis_stat_STAT_CPU_QUEUED),
+            pulls: s(sis_stat_STAT_PULL),
+            tick_kicks: s(sis_stat_STAT_TICK_KICK),
+            idle_kicks: s(sis_stat_STAT_IDLE_KICK),
+            reenq: s(sis_stat_STAT_REENQ),
             migrations: s(sis_stat_STAT_MIGRATE),
             migrations_llc: s(sis_stat_STAT_MIGRATE_LLC),
             wake_affine: s(sis_stat_STAT_WAKE_AFFINE),

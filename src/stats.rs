@@ -59,12 +59,32 @@ pub struct Metrics {
     pub hint_false: u64,
     #[stat(desc = "Tasks inserted straight into a claimed CPU's local DSQ")]
     pub direct: u64,
-    #[stat(desc = "Tasks queued on an LLC's shared vtime DSQ")]
+    #[stat(desc = "Tasks queued on an LLC's shared vtime DSQ (IDLE_KICK)")]
     pub shared: u64,
     #[stat(desc = "Single-CPU tasks queued on their CPU")]
     pub pinned: u64,
-    #[stat(desc = "Tasks a CPU took from another LLC's DSQ")]
+    #[stat(desc = "Tasks a CPU took from another LLC (its shared DSQ or a CPU queue there)")]
     pub steals: u64,
+    #[stat(
+        desc = "Wakeups that reached enqueue without select_cpu: queued to the CPU the task is still on (TTWU_QUEUE), not single-CPU tasks"
+    )]
+    pub queued_wakeup: u64,
+    #[stat(
+        desc = "Tasks queued on their own CPU's DSQ, as on fair.c's runqueue (fallback on target, queued wakeups, preempted tasks)"
+    )]
+    pub cpu_queued: u64,
+    #[stat(
+        desc = "Newidle balance: tasks a CPU about to idle took from a sibling's or its LLC's CPU queues"
+    )]
+    pub pulls: u64,
+    #[stat(desc = "nohz kick: ticks with tasks waiting that woke an idle CPU to pull")]
+    pub tick_kicks: u64,
+    #[stat(desc = "Idle CPUs kicked at enqueue by IDLE_KICK")]
+    pub idle_kicks: u64,
+    #[stat(
+        desc = "Tasks a higher class (RT, stop) pushed off a CPU, requeued on the LLC's shared DSQ with a kick"
+    )]
+    pub reenq: u64,
     #[stat(desc = "Wakeups placed on a CPU other than prev_cpu")]
     pub migrations: u64,
     #[stat(desc = "Wakeups placed in another LLC than prev_cpu's")]
@@ -113,7 +133,7 @@ pub struct Metrics {
     #[stat(desc = "Wakeup latency max, us: upper edge of the highest non-empty bucket")]
     pub lat_max_us: f64,
     #[stat(
-        desc = "Wakeup latency by placing step: idle_core, idle_smt, idle_cpu (with fork idlest), target_prev_recent, fallback, no_select (single-CPU tasks)"
+        desc = "Wakeup latency by placing step: idle_core, idle_smt, idle_cpu (with fork idlest), target_prev_recent, fallback, no_select (single-CPU or migration-disabled tasks), queued (queued wakeups)"
     )]
     pub lat_by_step: BTreeMap<String, LatStats>,
 
@@ -186,13 +206,14 @@ pub struct ProgStats {
 }
 
 /// Names of the latency classes, in the order of enum lat_class.
-pub const LAT_CLASSES: [&str; 6] = [
+pub const LAT_CLASSES: [&str; 7] = [
     "idle_core",
     "idle_smt",
     "idle_cpu",
     "target_prev_recent",
     "fallback",
     "no_select",
+    "queued",
 ];
 
 impl LatStats {
@@ -208,18 +229,9 @@ impl LatStats {
     }
 }
 
-/// The features that are off (`NO_IDLE_CORE,NO_SIS_UTIL`), or `all` when none is:
-/// keeps the stats line one screen wide.
+/// The features that differ from the defaults, from the `features` text.
 fn compact_features(f: &str) -> String {
-    let off: Vec<&str> = f
-        .split_whitespace()
-        .filter(|x| x.starts_with("NO_"))
-        .collect();
-    if off.is_empty() {
-        "all".into()
-    } else {
-        off.join(",")
-    }
+    crate::features::changed(crate::features::from_text(f))
 }
 
 fn pct(n: u64, d: u64) -> f64 {
@@ -292,6 +304,12 @@ impl Metrics {
             shared,
             pinned,
             steals,
+            queued_wakeup,
+            cpu_queued,
+            pulls,
+            tick_kicks,
+            idle_kicks,
+            reenq,
             migrations,
             migrations_llc,
             wake_affine,
@@ -394,11 +412,23 @@ impl Metrics {
         .iter()
         .map(|(k, v)| format!("{k} {:.0}", pct(*v, n)))
         .collect();
+        let per_s = |v: u64| {
+            if self.interval_s > 0.0 {
+                v as f64 / self.interval_s
+            } else {
+                v as f64
+            }
+        };
         writeln!(
             w,
-            "[scx_sis] {:>6.0}/s | % {} | miss/k core {:.0} cpu {:.0} stack {:.0} idle {:.1} | lat {:.0}/{:.0}/{:.0}us | scan {:.1}/{}/{} cut {:.0}% fp {:.0}% lost {:.1}/k | {:.0}ns | feat {}{}",
+            "[scx_sis] {:>6.0}/s | % {} | qw {:.0} pull {:.0}+{:.0} kick {:.0}+{:.0} | miss/k core {:.0} cpu {:.0} stack {:.0} idle {:.1} | lat {:.0}/{:.0}/{:.0}us | scan {:.1}/{}/{} cut {:.0}% fp {:.0}% lost {:.1}/k | {:.0}ns | feat {}{}",
             rate,
             steps.join(" "),
+            per_s(self.queued_wakeup),
+            per_s(self.pulls),
+            per_s(self.steals),
+            per_s(self.tick_kicks),
+            per_s(self.idle_kicks),
             self.missed_idle_core_per_1k,
             self.missed_idle_cpu_per_1k,
             self.stacked_per_1k,
@@ -453,6 +483,7 @@ impl Metrics {
             ("fallback", self.fallback, Some("fallback")),
             ("idlest (fork)", self.idlest, None),
             ("no_select", 0, Some("no_select")),
+            ("queued", self.queued_wakeup, Some("queued")),
         ];
         for (name, count, lat) in placed {
             let l = lat.and_then(|k| self.lat_by_step.get(k)).cloned();
@@ -514,8 +545,16 @@ impl Metrics {
         }
         writeln!(
             w,
-            "  queueing: direct {} shared {} pinned {} steals {}",
-            self.direct, self.shared, self.pinned, self.steals
+            "  queueing: direct {} cpu_queued {} shared {} pinned {} reenq {}  balance: pulls {} steals {} tick_kicks {} idle_kicks {}",
+            self.direct,
+            self.cpu_queued,
+            self.shared,
+            self.pinned,
+            self.reenq,
+            self.pulls,
+            self.steals,
+            self.tick_kicks,
+            self.idle_kicks
         )?;
         Ok(())
     }
@@ -612,6 +651,32 @@ mod tests {
         assert!(!kv.contains("features="), "{kv}");
     }
 
+    /// Every counter must be in delta's list: set each integer field to 7 after and 5
+    /// before, and every one must come out as 2, except gauges and figures derived again.
+    #[test]
+    fn delta_subtracts_every_counter() {
+        let with = |v: u64| -> Metrics {
+            let mut j = serde_json::to_value(Metrics::default()).unwrap();
+            for (_, x) in j.as_object_mut().unwrap().iter_mut() {
+                if x.is_u64() {
+                    *x = v.into();
+                }
+            }
+            serde_json::from_value(j).unwrap()
+        };
+        let d = serde_json::to_value(with(7).delta(&with(5))).unwrap();
+        let not_counters = ["scan_max_ever", "lat_wakeups", "scan_p99", "scan_max"];
+        for (k, x) in d.as_object().unwrap() {
+            if x.is_u64() && !not_counters.contains(&k.as_str()) {
+                assert_eq!(
+                    x.as_u64(),
+                    Some(2),
+                    "{k} is not subtracted by Metrics::delta"
+                );
+            }
+        }
+    }
+
     #[test]
     fn delta_computes_percentiles_per_step() {
         let nb = 32;
@@ -680,6 +745,7 @@ mod tests {
             idle_core: 50,
             fallback: 50,
             interval_s: 1.0,
+            features: crate::features::format(crate::features::default_mask()),
             ..Default::default()
         };
         let mut out = Vec::new();
@@ -687,9 +753,10 @@ mod tests {
         let s = String::from_utf8(out).unwrap();
         assert_eq!(s.lines().count(), 1);
         assert!(s.contains("core 50"), "{s}");
-        assert!(s.trim_end().ends_with("feat all"), "{s}");
+        assert!(s.trim_end().ends_with("feat default"), "{s}");
         let off = Metrics {
-            features: "WAKE_AFFINE NO_IDLE_CORE IDLE_SMT RECENT_USED NO_SIS_UTIL".into(),
+            features: "WAKE_AFFINE NO_IDLE_CORE IDLE_SMT RECENT_USED NO_SIS_UTIL NO_IDLE_KICK"
+                .into(),
             features_changed: 1,
             ..m
         };
@@ -697,6 +764,6 @@ mod tests {
         off.format(&mut out).unwrap();
         let s = String::from_utf8(out).unwrap();
         assert!(s.contains("feat NO_IDLE_CORE,NO_SIS_UTIL [changed]"), "{s}");
-        assert!(s.len() <= 220, "{} chars: {s}", s.len());
+        assert!(s.len() <= 240, "{} chars: {s}", s.len());
     }
 }

@@ -43,6 +43,8 @@ enum sis_feature {
 	FEAT_IDLE_SMT = 1 << 2,
 	FEAT_RECENT_USED = 1 << 3,
 	FEAT_SIS_UTIL = 1 << 4,
+	/* not a fair.c step: a sched_ext habit, off by default (see sis_enqueue) */
+	FEAT_IDLE_KICK = 1 << 5,
 };
 
 /*
@@ -75,8 +77,8 @@ enum sis_stat {
 	STAT_HINT_FALSE,	/* full core scans that found none: hint cleared */
 	STAT_DIRECT,		/* dispatched straight to a claimed CPU's local DSQ */
 	STAT_SHARED,		/* enqueued on an LLC's shared DSQ */
-	STAT_PINNED,		/* single-CPU tasks queued on their CPU */
-	STAT_STEAL,		/* dispatched from another LLC's DSQ */
+	STAT_PINNED,		/* single-CPU (or migration-disabled) tasks queued on their CPU */
+	STAT_STEAL,		/* a task taken from another LLC: its shared DSQ or a CPU's DSQ there */
 	STAT_MIGRATE,		/* select_cpu returned cpu != prev_cpu */
 	STAT_MIGRATE_LLC,	/* ... in another LLC */
 	STAT_WAKE_AFFINE,	/* WAKE_AFFINE moved target to the waker's CPU */
@@ -92,6 +94,13 @@ enum sis_stat {
 	STAT_Q_MISSED_CPU,	/* ... and the task went to a CPU that was not idle */
 	STAT_Q_STACKED,		/* the chosen CPU was not idle (running or about to run a task) */
 	STAT_Q_NR_IDLE,		/* sum over wakeups of the idle CPUs there were */
+	/* the kernel's queueing and balancing, emulated around the search */
+	STAT_QUEUED_WAKEUP,	/* wakeups that reached enqueue without select_cpu (TTWU_QUEUE on-CPU) */
+	STAT_CPU_QUEUED,	/* tasks queued on their own CPU's DSQ (fallback, queued wakeup, requeue) */
+	STAT_PULL,		/* newidle balance: a task taken from another CPU's DSQ in the LLC */
+	STAT_TICK_KICK,		/* nohz kick: a tick with tasks waiting woke an idle CPU to pull */
+	STAT_IDLE_KICK,		/* IDLE_KICK: an idle CPU kicked at enqueue */
+	STAT_REENQ,		/* tasks a higher class pushed off, requeued on the LLC DSQ + kick */
 	NR_SIS_STATS,
 };
 
@@ -106,7 +115,8 @@ enum lat_class {
 	LAT_IDLE_CPU,
 	LAT_TARGET_PREV_RECENT,
 	LAT_FALLBACK,
-	LAT_NO_SELECT,		/* woke without select_cpu: single-CPU tasks */
+	LAT_NO_SELECT,		/* woke without select_cpu: single-CPU or migration-disabled tasks */
+	LAT_QUEUED,		/* woke without select_cpu: queued to the CPU it is still on */
 	NR_LAT_CLASSES,
 };
 

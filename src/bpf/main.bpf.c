@@ -126,12 +126,24 @@ static __always_inline struct sis_cpu_stats *cpu_stats(void)
 	return bpf_map_lookup_elem(&stats, &zero);
 }
 
+/*
+ * One counter update inside the seqcount bracket (see struct sis_cpu_stats), so
+ * every counter is exact in every interval. No hook of ours nests inside another
+ * on one CPU (each runs with interrupts off), so brackets never overlap.
+ */
 static __always_inline void stat_add(u32 idx, u64 v)
 {
 	struct sis_cpu_stats *s = cpu_stats();
+	u64 seq;
 
-	if (s && idx < NR_SIS_STATS)
-		s->cnt[idx] += v;
+	if (!s || idx >= NR_SIS_STATS)
+		return;
+	seq = s->seq_start + 1;
+	WRITE_ONCE(s->seq_start, seq);
+	barrier();
+	s->cnt[idx] += v;
+	barrier();
+	WRITE_ONCE(s->seq_done, seq);
 }
 
 static __always_inline void stat_inc(u32 idx)
@@ -416,18 +428,123 @@ static __always_inline s32 select_idle_sibling(struct task_struct *p, struct tas
 	return target;
 }
 
-/*
- * select_task_rq_fair()'s slow path for fork: sched_balance_find_dst_cpu() spreads
- * new tasks over the machine instead of searching near the parent's CPU (sched_ext
- * never asks us on exec: select_task_rq_scx() keeps an exec'ing task where it is).
- * differs: no group load/util comparison (no PELT for our tasks): the first wholly
- * idle core, then any idle CPU, each claimed by scx_bpf_pick_idle_cpu(); else prev.
- */
-static __always_inline s32 find_idlest_cpu(struct task_struct *p, s32 prev_cpu, u32 *step)
+/* Scratch for the fork slow path: allowed idle CPUs per LLC and per node. */
+struct idlest_scratch {
+	u32 llc_idle[MAX_LLCS];
+	u32 node_idle[MAX_NODES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct idlest_scratch);
+} idlest_scratch SEC(".maps");
+
+#define NODE_IDX(n) ((u32)(n) & (MAX_NODES - 1))
+
+/* update_sg_wakeup_stats()'s idle_cpus, for every LLC and node: allowed CPUs in the idle mask. */
+static __always_inline void count_idle(struct task_struct *p, const struct cpumask *idle,
+				       struct idlest_scratch *sc)
 {
+	const struct cpumask *allowed_mask = p->cpus_ptr;
+	u32 words = (nr_cpu_ids + 63) / 64, llc, n;
+
+	bpf_for(n, 0, MAX_NODES)
+		sc->node_idle[NODE_IDX(n)] = 0;
+	bpf_for(llc, 0, nr_llcs) {
+		u32 cnt = 0;
+		int w;
+
+#pragma unroll
+		for (w = 0; w < MAX_CPUS / 64; w++) {
+			if (w >= words)
+				break;
+			cnt += __builtin_popcountll(llc_mask[LLC_IDX(llc)][w] &
+						    allowed_mask->bits[w] & idle->bits[w]);
+		}
+		sc->llc_idle[LLC_IDX(llc)] = cnt;
+		sc->node_idle[NODE_IDX(llc_node[LLC_IDX(llc)])] += cnt;
+	}
+}
+
+/*
+ * find_idlest_group_cpu() inside the chosen LLC: a CPU of a wholly idle core first
+ * (the SMT level prefers the core with the most idle CPUs), then any idle CPU.
+ * differs: first in CPU order, not the shallowest idle state (a guest has none).
+ */
+static __always_inline s32 idlest_in_llc(struct task_struct *p, u32 llc)
+{
+	u32 off = llc_off[LLC_IDX(llc)], nr = llc_nr[LLC_IDX(llc)], i;
+	const struct cpumask *mask = scx_bpf_get_idle_smtmask();
+	s32 found = -1;
+
+	bpf_for(i, 0, nr) {
+		s32 c = llc_cpus[CPU_IDX(off + i)];
+
+		if (allowed(p, c) && bpf_cpumask_test_cpu(c, mask) && claim(c)) {
+			found = c;
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(mask);
+	if (found >= 0)
+		return found;
+	mask = scx_bpf_get_idle_cpumask();
+	bpf_for(i, 0, nr) {
+		s32 c = llc_cpus[CPU_IDX(off + i)];
+
+		if (allowed(p, c) && available_idle_cpu(mask, c) && claim(c)) {
+			found = c;
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(mask);
+	return found;
+}
+
+/*
+ * select_task_rq_fair()'s slow path for fork, sched_balance_find_dst_cpu(): from the
+ * top down, the node and then the LLC with the most idle CPUs, the parent's own when
+ * it has at least as many (sched_balance_find_dst_group() keeps the local group on
+ * ties), then an idle core and an idle CPU in that LLC. sched_ext never asks us on
+ * exec (select_task_rq_scx() keeps an exec'ing task where it is).
+ * differs: groups are compared by idle CPUs only (no PELT load or util for ours).
+ */
+static __always_inline s32 find_idlest_cpu(struct task_struct *p, s32 prev_cpu,
+					   const struct cpumask *idle, u32 *step)
+{
+	struct idlest_scratch *sc;
+	u32 zero = 0, my_llc, my_node, best_node, best_llc = NO_LLC, llc, n;
 	s32 cpu;
 
 	*step = STAT_IDLEST;
+	sc = bpf_map_lookup_elem(&idlest_scratch, &zero);
+	if (sc && known_cpu(prev_cpu)) {
+		count_idle(p, idle, sc);
+		my_llc = LLC_IDX(cpu_llc[CPU_IDX(prev_cpu)]);
+		my_node = NODE_IDX(llc_node[my_llc]);
+		best_node = my_node;
+		bpf_for(n, 0, MAX_NODES) {
+			if (sc->node_idle[NODE_IDX(n)] > sc->node_idle[best_node])
+				best_node = NODE_IDX(n);
+		}
+		if (best_node == my_node)
+			best_llc = my_llc;
+		bpf_for(llc, 0, nr_llcs) {
+			if (NODE_IDX(llc_node[LLC_IDX(llc)]) != best_node)
+				continue;
+			if (best_llc == NO_LLC ||
+			    sc->llc_idle[LLC_IDX(llc)] > sc->llc_idle[LLC_IDX(best_llc)])
+				best_llc = llc;
+		}
+		if (best_llc != NO_LLC && sc->llc_idle[LLC_IDX(best_llc)]) {
+			cpu = idlest_in_llc(p, best_llc);
+			if (cpu >= 0)
+				return cpu;
+		}
+	}
+	/* the chosen LLC's idle CPUs were taken meanwhile (or prev is unknown): anywhere */
 	if (smt_enabled) {
 		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, SCX_PICK_IDLE_CORE);
 		if (cpu >= 0)
@@ -597,7 +714,7 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	if (wake_flags & SCX_WAKE_FORK) {
 		/* wake_up_new_task(): p->recent_used_cpu = task_cpu(p), the parent's CPU */
 		tctx->recent_used_cpu = prev_cpu;
-		cpu = find_idlest_cpu(p, prev_cpu, &step);
+		cpu = find_idlest_cpu(p, prev_cpu, idle, &step);
 	} else {
 		target = wake_affine(p, prev_cpu, wake_flags, idle, feats);
 		if (target != prev_cpu)
@@ -650,27 +767,31 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	return cpu;
 }
 
-/* Kick one idle CPU of @cpu's LLC so the shared DSQ gets consumed. */
-static __always_inline void kick_idle_in_llc(struct task_struct *p, s32 cpu)
+/* Kick one idle CPU of @cpu's LLC (else any) so the shared DSQ gets consumed. */
+static __always_inline void kick_idle_in_llc(struct task_struct *p, s32 cpu, bool count)
 {
 	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(cpu)]);
 	u32 off = llc_off[llc], nr = llc_nr[llc], i;
 	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	s32 found = -1;
 
 	bpf_for(i, 0, nr) {
 		s32 c = llc_cpus[CPU_IDX(off + i)];
 
 		if (allowed(p, c) && available_idle_cpu(idle, c) && scx_bpf_test_and_clear_cpu_idle(c)) {
-			scx_bpf_kick_cpu(c, SCX_KICK_IDLE);
-			scx_bpf_put_idle_cpumask(idle);
-			return;
+			found = c;
+			break;
 		}
 	}
 	scx_bpf_put_idle_cpumask(idle);
 	/* none idle in the LLC: wake any idle CPU, it will steal */
-	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
-	if (cpu >= 0)
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	if (found < 0)
+		found = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	if (found >= 0) {
+		scx_bpf_kick_cpu(found, SCX_KICK_IDLE);
+		if (count)
+			stat_inc(STAT_IDLE_KICK);
+	}
 }
 
 /*
@@ -699,24 +820,47 @@ static __always_inline u64 charged_vtime(struct task_struct *p)
 	return p->scx.dsq_vtime + used * 100 / (p->scx.weight ? p->scx.weight : 100);
 }
 
+/* Must @p run where it is: a single-CPU task, or one with migration disabled. */
+static __always_inline bool bound_to_cpu(struct task_struct *p)
+{
+	return p->nr_cpus_allowed == 1 || p->migration_disabled;
+}
+
 void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
 	u64 vtime = clamp_vtime(p->scx.dsq_vtime);
+	struct sis_ctl *feats = lookup_ctl();
 
-	/*
-	 * Tasks allowed on one CPU only: that CPU's own vtime DSQ, which dispatch
-	 * weighs against the LLC's, so neither can starve the other.
-	 */
-	if (p->nr_cpus_allowed == 1 && valid_cpu(cpu)) {
+	/* tasks that cannot move: their CPU's own vtime DSQ, weighed against the LLC's */
+	if (bound_to_cpu(p)) {
 		stat_inc(STAT_PINNED);
 		scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, vtime, enq_flags);
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
-	stat_inc(STAT_SHARED);
-	scx_bpf_dsq_insert_vtime(p, llc_dsq_of(cpu), slice_ns, vtime, enq_flags);
-	kick_idle_in_llc(p, cpu);
+	/*
+	 * differs: IDLE_KICK (off by default) is the sched_ext habit fair.c lacks: a shared
+	 * LLC queue and an idle CPU kicked at once. A task a higher class pushed off its CPU
+	 * (SCX_ENQ_REENQ) goes that way too: our tick cannot run there to call a puller.
+	 */
+	if ((feats && feat(FEAT_IDLE_KICK)) || (enq_flags & SCX_ENQ_REENQ)) {
+		bool reenq = enq_flags & SCX_ENQ_REENQ;
+
+		stat_inc(reenq ? STAT_REENQ : STAT_SHARED);
+		scx_bpf_dsq_insert_vtime(p, llc_dsq_of(cpu), slice_ns, vtime, enq_flags);
+		kick_idle_in_llc(p, cpu, !reenq);
+		return;
+	}
+	/*
+	 * fair.c: the task waits on task_cpu(p)'s runqueue: target after a fallback, the CPU
+	 * it is still on for a queued wakeup, its own for a preempted task. ttwu wakes that
+	 * CPU if it is idle; only a balance (sis_dispatch, sis_tick) moves the task elsewhere.
+	 * differs: no wakeup preemption of target's current task (it runs out its slice).
+	 */
+	stat_inc(STAT_CPU_QUEUED);
+	scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, vtime, enq_flags);
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }
 
 /* The DSQ whose head has the lower vtime, of a CPU's own and its LLC's. */
@@ -753,6 +897,70 @@ static __always_inline bool keep_prev(struct task_struct *prev, u64 cpu_dsq, u64
 	return true;
 }
 
+/* Take a task from @c's own DSQ, if one there may run here. */
+static __always_inline bool pull_from(s32 c)
+{
+	return scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + c) > 0 &&
+	       scx_bpf_dsq_move_to_local(CPU_DSQ_BASE + c, 0);
+}
+
+/* The SMT level of sched_balance_newidle(): a sibling's waiting task. */
+static __always_inline bool pull_from_core(s32 self)
+{
+	u32 core = cpu_core[CPU_IDX(self)];
+	u32 off = core_off[CPU_IDX(core)], nr = core_nr[CPU_IDX(core)], i;
+
+	bpf_for(i, 0, nr) {
+		s32 sib;
+
+		if (i >= MAX_SIBLINGS)
+			break;
+		sib = core_cpus[CPU_IDX(off + i)];
+		if (sib != self && pull_from(sib))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * One LLC level of sched_balance_newidle(): the busiest CPU queue first
+ * (find_busiest_queue()), then any other whose waiting tasks may run here.
+ * differs: "busiest" is the most tasks waiting, not the highest weighted load.
+ */
+static __always_inline bool pull_from_llc(u32 llc, s32 self)
+{
+	u32 off = llc_off[LLC_IDX(llc)], nr = llc_nr[LLC_IDX(llc)], i;
+	s32 busiest = -1, most = 0;
+
+	bpf_for(i, 0, nr) {
+		s32 c = llc_cpus[CPU_IDX(off + i)], q;
+
+		if (c == self)
+			continue;
+		q = scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + c);
+		if (q > most) {
+			most = q;
+			busiest = c;
+		}
+	}
+	if (busiest < 0)
+		return false;
+	if (pull_from(busiest))
+		return true;
+	bpf_for(i, 0, nr) {
+		s32 c = llc_cpus[CPU_IDX(off + i)];
+
+		if (c != self && c != busiest && pull_from(c))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Our queues first; then, about to go idle, sched_balance_newidle(): pull from a
+ * sibling, the LLC, the node's other LLCs, then the rest of the machine.
+ * differs: no avg_idle / max_newidle_lb_cost gate: a CPU about to idle always looks.
+ */
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32 my_llc = cpu_llc[CPU_IDX(cpu)], my_node = cpu_node[CPU_IDX(cpu)];
@@ -769,12 +977,16 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		return;
 	if (scx_bpf_dsq_move_to_local(cpu_dsq, 0))
 		return;
-	/* steal: LLCs of our NUMA node first, then the rest */
+	if (known_cpu(cpu) && (pull_from_core(cpu) || pull_from_llc(my_llc, cpu))) {
+		stat_inc(STAT_PULL);
+		return;
+	}
+	/* other LLCs: of our NUMA node first, then the rest; shared DSQ, then CPU queues */
 	bpf_for(pass, 0, 2) {
 		bpf_for(i, 0, nr_llcs) {
 			if (i == my_llc || (llc_node[LLC_IDX(i)] == my_node) != (pass == 0))
 				continue;
-			if (scx_bpf_dsq_move_to_local(LLC_DSQ_BASE + i, 0)) {
+			if (scx_bpf_dsq_move_to_local(LLC_DSQ_BASE + i, 0) || pull_from_llc(i, cpu)) {
 				stat_inc(STAT_STEAL);
 				return;
 			}
@@ -789,6 +1001,61 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
 		prev->scx.dsq_vtime = charged_vtime(prev);
 		prev->scx.slice = slice_ns;
+	}
+}
+
+/* The first CPU in @idle and @allowed other than @self, in LLC @llc or (NO_LLC) anywhere. */
+static __always_inline s32 first_idle(const struct cpumask *idle, const struct cpumask *allowed_mask,
+				      u32 llc, s32 self)
+{
+	u32 words = (nr_cpu_ids + 63) / 64;
+	s32 found = -1;
+	int w;
+
+#pragma unroll
+	for (w = 0; w < MAX_CPUS / 64; w++) {
+		u64 m;
+
+		if (w >= words)
+			break;
+		m = idle->bits[w] & allowed_mask->bits[w];
+		if (llc != NO_LLC)
+			m &= llc_mask[LLC_IDX(llc)][w];
+		if (self / 64 == w)
+			m &= ~(1ULL << (self & 63));
+		if (found < 0 && m)
+			found = w * 64 + __builtin_ctzll(m);
+	}
+	return found;
+}
+
+/*
+ * nohz_balancer_kick(): at the tick of a CPU with tasks waiting in its queue, wake an
+ * idle CPU the first of them may run on (of this LLC first, else any) to pull it in
+ * its sis_dispatch.
+ * differs: every such tick, not paced by nohz.next_balance; the kicked CPU pulls for
+ * itself only, where fair.c's idle-load balancer balances for every idle CPU.
+ */
+void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
+{
+	s32 cpu = bpf_get_smp_processor_id(), c = -1;
+	const struct cpumask *idle;
+	struct task_struct *head;
+
+	if (!valid_cpu(cpu) || scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + cpu) <= 0)
+		return;
+	head = __COMPAT_scx_bpf_dsq_peek(CPU_DSQ_BASE + cpu);
+	if (!head || head->nr_cpus_allowed == 1)
+		return;
+	idle = scx_bpf_get_idle_cpumask();
+	if (known_cpu(cpu))
+		c = first_idle(idle, head->cpus_ptr, cpu_llc[CPU_IDX(cpu)], cpu);
+	if (c < 0)
+		c = first_idle(idle, head->cpus_ptr, NO_LLC, cpu);
+	scx_bpf_put_idle_cpumask(idle);
+	if (c >= 0 && scx_bpf_test_and_clear_cpu_idle(c)) {
+		scx_bpf_kick_cpu(c, SCX_KICK_IDLE);
+		stat_inc(STAT_TICK_KICK);
 	}
 }
 
@@ -812,8 +1079,15 @@ void BPF_STRUCT_OPS(sis_runnable, struct task_struct *p, u64 enq_flags)
 		tctx->wake_ts = 0;
 		return;
 	}
-	if (!tctx->selected)
-		tctx->placed_by = LAT_NO_SELECT;
+	/*
+	 * No select_cpu for this wakeup: a task that cannot move, or (TTWU_QUEUE's on-CPU
+	 * path, SCX_OPS_ALLOW_QUEUED_WAKEUP) one queued to the CPU it is still on.
+	 */
+	if (!tctx->selected) {
+		tctx->placed_by = bound_to_cpu(p) ? LAT_NO_SELECT : LAT_QUEUED;
+		if (tctx->placed_by == LAT_QUEUED)
+			stat_inc(STAT_QUEUED_WAKEUP);
+	}
 	tctx->selected = false;
 	tctx->wake_ts = scx_bpf_now();
 }
@@ -994,6 +1268,7 @@ SCX_OPS_DEFINE(sis_ops,
 	       .select_cpu = (void *)sis_select_cpu,
 	       .enqueue = (void *)sis_enqueue,
 	       .dispatch = (void *)sis_dispatch,
+	       .tick = (void *)sis_tick,
 	       .runnable = (void *)sis_runnable,
 	       .running = (void *)sis_running,
 	       .stopping = (void *)sis_stopping,

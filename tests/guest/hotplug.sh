@@ -20,7 +20,7 @@ wait_attaches 3
 wait_state enabled 30
 check online-restarted "$(tail -4 /tmp/h.log)" sh -c '[ $(grep -c "scheduler attached" /tmp/h.log) -ge 3 ]'
 check online-topology "$(grep 'CPUs,' /tmp/h.log | tail -1)" sh -c 'grep "CPUs," /tmp/h.log | tail -1 | grep -q "8 CPUs"'
-check set-survives-restart "$(scx_sis --set 2>&1)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE IDLE_CORE NO_IDLE_SMT RECENT_USED SIS_UTIL$"'
+check set-survives-restart "$(scx_sis --set 2>&1)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE IDLE_CORE NO_IDLE_SMT RECENT_USED SIS_UTIL NO_IDLE_KICK$"'
 check same-loader "pid $PID0" kill -0 $PID0
 stop_sis
 check exit-0 "exit $SIS_RC: $(tail -3 /tmp/h.log)" [ "$SIS_RC" = 0 ]

@@ -14,6 +14,12 @@
  *   sis-probe sleepers N SECS     N threads that sleep for SECS
  *   sis-probe churn N SECS        N busy threads whose affinity changes every ms
  *   sis-probe forks N             N threads created and joined one after another
+ *   sis-probe forkwake N US A B   N times: fork a thread while on CPU A (free to run
+ *                                 anywhere); the child moves to CPU B, sleeps US
+ *                                 microseconds, and its first wakeup chooses freely;
+ *                                 print where each child woke (as wake does)
+ *   sis-probe syncwake N W E      a waker pinned to CPU W wakes, over a pipe (a sync
+ *                                 wakeup), a wakee allowed on CPUs W and E, N times
  *   sis-probe msg M W SECS US     schbench-like: M message threads each wake W workers
  *                                 (comm sis-worker) over pipes, every worker spins US
  *                                 microseconds and reports back, for SECS; prints
@@ -296,6 +302,100 @@ static int forks(int n)
 	return 0;
 }
 
+static long forkwake_hist[MAX_CPUS];
+static struct timespec forkwake_ts;
+static int forkwake_b;
+
+static void *forkwake_child(void *arg)
+{
+	int where;
+
+	/* a move, not a wakeup through select_cpu: recent_used_cpu stays the parent's CPU */
+	pin(forkwake_b);
+	pin(-1);
+	nanosleep(&forkwake_ts, NULL);
+	where = sched_getcpu();
+	if (where >= 0 && where < MAX_CPUS)
+		forkwake_hist[where]++;
+	return arg;
+}
+
+static int forkwake(int n, int us, int a, int b)
+{
+	forkwake_ts.tv_sec = us / 1000000;
+	forkwake_ts.tv_nsec = (us % 1000000) * 1000L;
+	forkwake_b = b;
+	for (int i = 0; i < n; i++) {
+		pthread_t t;
+
+		/* on CPU A but allowed everywhere, so the child's fork goes through select_cpu */
+		pin(a);
+		pin(-1);
+		if (pthread_create(&t, NULL, forkwake_child, NULL))
+			return 1;
+		pthread_join(t, NULL);
+	}
+	for (int c = 0; c < MAX_CPUS; c++)
+		if (forkwake_hist[c])
+			printf("cpu %d %ld\n", c, forkwake_hist[c]);
+	return 0;
+}
+
+static int sync_fds[2][2];
+static int sync_rounds, sync_e, sync_w;
+static long sync_hist[MAX_CPUS];
+
+static void *sync_wakee(void *arg)
+{
+	cpu_set_t set;
+	char b;
+
+	CPU_ZERO(&set);
+	CPU_SET(sync_w, &set);
+	CPU_SET(sync_e, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		exit(2);
+	for (int i = 0; i < sync_rounds; i++) {
+		int where;
+
+		if (read(sync_fds[0][0], &b, 1) != 1)
+			exit(3);
+		where = sched_getcpu();
+		if (where >= 0 && where < MAX_CPUS)
+			sync_hist[where]++;
+		if (write(sync_fds[1][1], &b, 1) != 1)
+			exit(3);
+	}
+	return arg;
+}
+
+/* The waker writes (a WF_SYNC wakeup of the wakee), then waits for the reply. */
+static int syncwake(int n, int w, int e)
+{
+	pthread_t t;
+	char b = 0;
+
+	sync_rounds = n;
+	sync_w = w;
+	sync_e = e;
+	if (pipe(sync_fds[0]) || pipe(sync_fds[1]))
+		return 1;
+	pin(w);
+	if (pthread_create(&t, NULL, sync_wakee, NULL))
+		return 1;
+	for (int i = 0; i < n; i++) {
+		if (write(sync_fds[0][1], &b, 1) != 1 || read(sync_fds[1][0], &b, 1) != 1)
+			return 3;
+	}
+	pthread_join(t, NULL);
+	printf("# syncwake %d done; where the wakee ran (cpu:count):", n);
+	for (int c = 0; c < MAX_CPUS; c++)
+		if (sync_hist[c])
+			printf(" %d:%ld", c, sync_hist[c]);
+	printf("\n");
+	return 0;
+}
+
 /* schbench-like load: message threads wake workers, which run briefly and reply. */
 struct msg_worker {
 	int wake[2], done;	/* wake: message -> worker; done: the message's reply pipe */
@@ -440,6 +540,10 @@ int main(int argc, char **argv)
 		return sleepers(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "churn"))
 		return churn(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 6 && !strcmp(argv[1], "forkwake"))
+		return forkwake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+	if (argc == 5 && !strcmp(argv[1], "syncwake"))
+		return syncwake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc == 3 && !strcmp(argv[1], "forks"))
 		return forks(atoi(argv[2]));
 	if (argc == 4 && !strcmp(argv[1], "hostile"))

@@ -152,6 +152,7 @@ const ON_NEWEST: &[Spec] = &[
         400,
     ),
     ("errors", "1:4:2", false, "sh /tests/errors.sh", 0, 300),
+    ("fidelity", "1:4:2", false, "sh /tests/fidelity.sh", 0, 500),
     ("latency", "1:4:2", false, "sh /tests/latency.sh", 0, 400),
     (
         "topology-view-2:8:2-numa",
