@@ -60,6 +60,11 @@ struct Opts {
     #[arg(long, conflicts_with = "json")]
     stats_detail: bool,
 
+    /// At exit, after the readable totals table, log the totals as one JSON line
+    /// (`totals {...}`, the fields of --help-stats) for scripts.
+    #[arg(long)]
+    totals_json: bool,
+
     /// Change the features of the running scx_sis (e.g. NO_IDLE_CORE); without a
     /// value, print them. Goes through the ctl map pinned at /sys/fs/bpf/scx_sis/ctl.
     #[arg(long, value_name = "FEATURES", num_args = 0..=1, default_missing_value = "")]
@@ -145,6 +150,8 @@ struct Scheduler<'a> {
     attached: Instant,
     /// stats reads that gave up on a clean copy of some CPU's counters
     torn_reads: std::cell::Cell<u64>,
+    /// --totals-json
+    totals_json: bool,
 }
 
 impl<'a> Scheduler<'a> {
@@ -208,6 +215,7 @@ impl<'a> Scheduler<'a> {
             _pin: pin,
             attached: Instant::now(),
             torn_reads: std::cell::Cell::new(0),
+            totals_json: opts.totals_json,
         })
     }
 
@@ -340,6 +348,7 @@ impl<'a> Scheduler<'a> {
             q_wakeups: s(sis_stat_STAT_Q_WAKEUPS),
             q_idle_core: s(sis_stat_STAT_Q_IDLE_CORE),
             q_missed_core: s(sis_stat_STAT_Q_MISSED_CORE),
+            q_missed_core_early: s(sis_stat_STAT_Q_MISSED_CORE_EARLY),
             q_idle_cpu: s(sis_stat_STAT_Q_IDLE_CPU),
             q_missed_cpu: s(sis_stat_STAT_Q_MISSED_CPU),
             q_stacked: s(sis_stat_STAT_Q_STACKED),
@@ -389,7 +398,15 @@ impl<'a> Scheduler<'a> {
         // Detached: no select_cpu runs any more, so these totals are exact.
         let mut total = self.metrics()?;
         total.interval_s = total.uptime_s;
-        info!("totals {}", total.key_values());
+        let mut table = Vec::new();
+        total.format_detail(&mut table)?;
+        info!("totals over {:.1}s since attach:", total.uptime_s);
+        for line in String::from_utf8_lossy(&table).lines().skip(1) {
+            info!("{line}");
+        }
+        if self.totals_json {
+            info!("totals {}", serde_json::to_string(&total)?);
+        }
         if self.torn_reads.get() > 0 {
             warn!(
                 "{SCHEDULER_NAME}: {} stats reads used a torn copy",

@@ -666,7 +666,7 @@ static __always_inline bool core_was_idle(const struct cpumask *idle, s32 cpu)
 
 /* Classify one decision against the truth read before it; @claimed: @cpu was idle. */
 static __always_inline void count_quality(struct sis_cpu_stats *s, const struct sis_truth *t,
-					  const struct cpumask *idle, s32 cpu, bool claimed)
+					  const struct cpumask *idle, s32 cpu, bool claimed, u32 step)
 {
 	s->cnt[STAT_Q_WAKEUPS]++;
 	s->cnt[STAT_Q_NR_IDLE] += t->nr_idle;
@@ -677,8 +677,12 @@ static __always_inline void count_quality(struct sis_cpu_stats *s, const struct 
 	}
 	if (t->idle_core) {
 		s->cnt[STAT_Q_IDLE_CORE]++;
-		if (!claimed || !core_was_idle(idle, cpu))
+		if (!claimed || !core_was_idle(idle, cpu)) {
 			s->cnt[STAT_Q_MISSED_CORE]++;
+			/* the first steps take an idle CPU without asking about its core */
+			if (step == STAT_TARGET || step == STAT_PREV || step == STAT_RECENT)
+				s->cnt[STAT_Q_MISSED_CORE_EARLY]++;
+		}
 	}
 	if (!claimed)
 		s->cnt[STAT_Q_STACKED]++;
@@ -756,7 +760,7 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		if (step != STAT_FALLBACK)
 			s->cnt[STAT_DIRECT]++;
 		if (classify)
-			count_quality(s, &truth, idle, cpu, step != STAT_FALLBACK);
+			count_quality(s, &truth, idle, cpu, step != STAT_FALLBACK, step);
 		barrier();
 		WRITE_ONCE(s->seq_done, seq);
 	}

@@ -30,4 +30,4 @@ kill -TERM "$SIS_PID"; wait "$SIS_PID"; SIS_RC=$?
 check exit-0-on-sigterm "exit $SIS_RC: $(tail -3 /tmp/c.log)" [ "$SIS_RC" = 0 ]
 check disabled-after "state=$(state)" wait_state disabled 5
 check counter-identity "$(grep totals /tmp/c.log)" identity /tmp/c.log
-grep -o "totals .*" /tmp/c.log | sed 's/^/| /'
+grep -A14 "totals over" /tmp/c.log | sed 's/^/| /'

@@ -23,7 +23,7 @@ sis full
 hb=$(hackloop 10)
 check full-still-enabled "state=$(state); $(tail -3 /tmp/f-full.log)" [ "$(state)" = enabled ]
 stop_sis
-echo "# full: $hb hackbench rounds; $(grep -o 'totals .*' /tmp/f-full.log | tr ' ' '\n' | grep -E '^(select_cpu|fallback|cpu_queued|pulls|steals|tick_kicks|idle_kicks|reenq|queued_wakeup)=' | tr '\n' ' ')"
+echo "# full: $hb hackbench rounds; $(totals /tmp/f-full.log select_cpu fallback cpu_queued pulls steals tick_kicks idle_kicks reenq queued_wakeup)"
 check full-hackbench-ran "$hb rounds" [ "$hb" -gt 0 ]
 check full-fallback-queued "fallback=$(tot full fallback) cpu_queued=$(tot full cpu_queued)" [ "$(tot full fallback)" -gt 0 -a "$(tot full cpu_queued)" -gt 0 ]
 check full-no-idle-kick "idle_kicks=$(tot full idle_kicks) shared=$(tot full shared)" [ "$(tot full idle_kicks)" = 0 -a "$(tot full shared)" = 0 ]
@@ -37,14 +37,14 @@ for mode in balance idle_kick; do
 	hb=$(hackloop 10)
 	sis-probe pingpong 1000 >/dev/null
 	stop_sis
-	echo "# $mode: $hb hackbench rounds; $(grep -o 'totals .*' /tmp/f-$mode.log | tr ' ' '\n' | grep -E '^(select_cpu|fallback|cpu_queued|shared|pulls|steals|tick_kicks|idle_kicks|reenq|queued_wakeup)=' | tr '\n' ' ')"
+	echo "# $mode: $hb hackbench rounds; $(totals /tmp/f-$mode.log select_cpu fallback cpu_queued shared pulls steals tick_kicks idle_kicks reenq queued_wakeup)"
 done
 kill $S0 $S2 $S4; wait $S0 $S2 $S4 2>/dev/null
 check balance-no-idle-kick "idle_kicks=$(tot balance idle_kicks)" [ "$(tot balance idle_kicks)" = 0 ]
 check balance-pulls "pulls=$(tot balance pulls) tick_kicks=$(tot balance tick_kicks)" [ "$(tot balance pulls)" -gt 0 ]
 check idle-kick-kicks "idle_kicks=$(tot idle_kick idle_kicks) shared=$(tot idle_kick shared)" [ "$(tot idle_kick idle_kicks)" -gt 0 -a "$(tot idle_kick shared)" -gt 0 ]
 check queued-wakeups-counted "queued_wakeup=$(tot balance queued_wakeup)" [ "$(tot balance queued_wakeup)" -gt 0 ]
-check balance-identity "$(grep -o 'totals .*' /tmp/f-balance.log | head -c 300)" identity /tmp/f-balance.log
+check balance-identity "$(totals /tmp/f-balance.log select_cpu target prev recent idle_core idle_smt idle_cpu fallback idlest)" identity /tmp/f-balance.log
 
 # 3. wake_affine_idle's sync rule: a waker pinned to CPU 0 wakes a task allowed on 0 and
 # 6 over a pipe (WF_SYNC). Alone on CPU 0 the wakeup goes affine; with a task waiting
@@ -62,7 +62,7 @@ kill $S0; wait $S0 2>/dev/null
 a=$(tot sync_alone wake_affine); sa=$(tot sync_alone select_cpu)
 b=$(tot sync_busy wake_affine); sb=$(tot sync_busy select_cpu)
 echo "# sync: alone wake_affine $a of $sa select_cpu; with a waiting task $b of $sb"
-for n in sync_alone sync_busy; do echo "# $n: $(grep -o 'totals .*' /tmp/f-$n.log | tr ' ' '\n' | grep -E '^(target|prev|recent|idle_core|idle_smt|idle_cpu|fallback|cpu_queued|pulls|tick_kicks|hint_true|hint_false|sis_util_cut)=' | tr '\n' ' ')"; done
+for n in sync_alone sync_busy; do echo "# $n: $(totals /tmp/f-$n.log target prev recent idle_core idle_smt idle_cpu fallback cpu_queued pulls tick_kicks hint_true hint_false sis_util_cut)"; done
 check sync-alone-affine "wake_affine=$a of select_cpu=$sa, want >= $((R / 2))" [ "$a" -ge $((R / 2)) ]
 check sync-busy-not-affine "wake_affine=$b of select_cpu=$sb, want < $((R / 10))" [ "$b" -lt $((R / 10)) ]
 

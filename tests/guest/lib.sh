@@ -16,7 +16,7 @@ wait_state() {
 # start_sis LOG ARGS...: start scx_sis in the background, wait until enabled
 start_sis() {
 	log=$1; shift
-	scx_sis "$@" >"$log" 2>&1 &
+	scx_sis --totals-json "$@" >"$log" 2>&1 &
 	SIS_PID=$!
 	wait_state enabled 60
 }
@@ -26,8 +26,10 @@ stop_sis() {
 	wait "$SIS_PID"
 	SIS_RC=$?
 }
-# total FIELD LOG: a counter from the loader's exit line `totals name=value ...`
-total() { grep -o "totals .*" "$2" | tr ' ' '\n' | grep "^$1=" | cut -d= -f2; }
+# total FIELD LOG: a number from the loader's exit line `totals {JSON}` (--totals-json)
+total() { grep -o 'totals {.*' "$2" | tail -1 | grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2; }
+# totals LOG FIELD...: `field=value ...` of those fields, for a test's comment line
+totals() { local f=$1 k; shift; for k in "$@"; do printf '%s=%s ' "$k" "$(total "$k" "$f")"; done; }
 # identity LOG: the eight placement steps sum to select_cpu exactly
 identity() {
 	local sum=0 f calls

@@ -27,7 +27,7 @@ out_case() { # out_case NAME [SECS]: scx_sis already started with stdout set up,
 	kill -0 $SIS_PID 2>/dev/null && { kill -9 $SIS_PID; echo "# $1: no exit 5 s after SIGINT"; }
 	wait $SIS_PID; rc=$?
 	echo "# $1: exit $rc after $((i * 100)) ms; $(grep -v totals /tmp/o-$1.err | tail -2 | tr '\n' ' ')"
-	check $1-sigint-clean "exit $rc after $((i * 100)) ms: $(tail -2 /tmp/o-$1.err)" sh -c "[ $rc = 0 ] && grep -q 'totals .*select_cpu=' /tmp/o-$1.err"
+	check $1-sigint-clean "exit $rc after $((i * 100)) ms: $(tail -2 /tmp/o-$1.err)" sh -c "[ $rc = 0 ] && grep -q 'totals over' /tmp/o-$1.err"
 	check $1-disabled "state=$(state)" wait_state disabled 5
 }
 scx_sis --stats 0.2 >&- 2>/tmp/o-closed.err & SIS_PID=$!
