@@ -93,8 +93,8 @@ struct VmOpts {
 struct RunOpts {
     #[command(flatten)]
     guest: GuestOpts,
-    /// Seconds of workload in the guest.
-    #[arg(long, default_value_t = 30)]
+    /// Seconds of workload in the guest (two halves, before and after the live flip).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(4..=600))]
     secs: u32,
     /// Arguments for scx_sis (e.g. `-- -f NO_IDLE_CORE`).
     #[arg(last = true)]

@@ -647,6 +647,76 @@ fn bench_smoke(tally: &mut Tally, me: &std::path::Path, kernels: &[Kernel]) -> R
     Ok(())
 }
 
+/// The demo behind README's first command (`cargo xtask run` without sched_ext on the
+/// host): both halves, live stats in each, the NO_IDLE_CORE flip visible in the
+/// summary, exit 0 and the kernel back on its default scheduler.
+fn demo_smoke(tally: &mut Tally, me: &std::path::Path, kernels: &[Kernel]) -> Result<()> {
+    let newest = kernels.last().context("no shipped kernel")?;
+    let o = Command::new(me)
+        .args([
+            "run",
+            "--secs",
+            "12",
+            "--no-build",
+            "--kernel",
+            &newest.version,
+        ])
+        .env_remove("SCX_SIS_KERNEL")
+        .output()
+        .context("running xtask run")?;
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let tail = || out.lines().rev().take(30).collect::<Vec<_>>().join("\n");
+    tally.check("host/demo-exit-0", o.status.success(), || {
+        format!(
+            "exit {:?}: {}\n{}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr),
+            tail()
+        )
+    });
+    let lines = |feat: &str| {
+        out.lines()
+            .filter(|l| l.starts_with("[scx_sis]") && l.contains(&format!("| feat {feat}")))
+            .count()
+    };
+    tally.check(
+        "host/demo-both-halves",
+        out.contains("demo: first half")
+            && out.contains("demo: second half")
+            && lines("default") >= 2
+            && lines("NO_IDLE_CORE") >= 2,
+        || {
+            format!(
+                "{} default and {} NO_IDLE_CORE stats lines\n{}",
+                lines("default"),
+                lines("NO_IDLE_CORE"),
+                tail()
+            )
+        },
+    );
+    // `demo: % placed by idle_core   BEFORE   AFTER`: searched cores before, none after
+    let row: Vec<f64> = out
+        .lines()
+        .find(|l| l.starts_with("demo: % placed by idle_core"))
+        .map(|l| {
+            l.split_whitespace()
+                .filter_map(|w| w.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    tally.check(
+        "host/demo-flip-in-summary",
+        row.len() == 2 && row[0] > 0.0 && row[1] == 0.0,
+        || format!("idle_core row {row:?}\n{}", tail()),
+    );
+    tally.check(
+        "host/demo-default-scheduler-after",
+        out.contains("demo: scx_sis exit 0, sched_ext disabled"),
+        tail,
+    );
+    Ok(())
+}
+
 pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
     let start = Instant::now();
     setup::ensure()?;
@@ -661,6 +731,7 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
         host_tests(&mut tally, &kernels)?;
         let me = std::env::current_exe().context("locating the xtask binary")?;
         bench_smoke(&mut tally, &me, &kernels)?;
+        demo_smoke(&mut tally, &me, &kernels)?;
     }
     let tests: Vec<VmTest> = vm_tests(&kernels)
         .into_iter()
@@ -687,6 +758,19 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
     }
     let tally = tally.lock().unwrap();
     println!("# suite took {:.0}s", start.elapsed().as_secs_f64());
+    let names: Vec<&str> = kernels.iter().map(|k| k.version.as_str()).collect();
+    println!(
+        "# kernels covered: {} ({})",
+        names.join(", "),
+        kernels[0].vmlinuz.parent().map_or("?".into(), |d| d.display().to_string())
+    );
+    if kernels.len() == 1 {
+        println!(
+            "# only one kernel was covered: the per-kernel tests ran on {} alone; put more vmlinuz-VER/config-VER pairs in {} to cover more",
+            names[0],
+            kernel::shared_dir(&repo_root()).display()
+        );
+    }
     for f in &tally.failed {
         println!("# FAILED {}", f.lines().next().unwrap_or(""));
     }
