@@ -1,4 +1,29 @@
+// SPDX-License-Identifier: GPL-2.0-only
+use std::process::Command;
+
+/// The checkout's short git hash for the build id (`-dirty` when files differ from it);
+/// nothing outside a git checkout.
+fn git_sha() {
+    println!("cargo:rerun-if-changed=.git/HEAD");
+    println!("cargo:rerun-if-changed=.git/index");
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    if let Some(sha) = git(&["rev-parse", "--short=8", "HEAD"]) {
+        let dirty =
+            git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+        let suffix = if dirty { "-dirty" } else { "" };
+        println!("cargo:rustc-env=SCX_SIS_GIT_SHA={sha}{suffix}");
+    }
+}
+
 fn main() {
+    git_sha();
     scx_cargo::BpfBuilder::new()
         .unwrap()
         .enable_intf("src/bpf/intf.h", "bpf_intf.rs")

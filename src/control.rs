@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 //! Live feature switching. The loader pins the BPF `ctl` map (one `struct sis_ctl`)
 //! at /sys/fs/bpf/scx_sis/ctl, mode 0600 in a root-owned 0700 folder (checked by
 //! guard::secure_dir): only root can open it. `scx_sis --set` opens the pin and

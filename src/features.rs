@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 //! The select_idle_sibling steps that can be switched off: name, default and meaning
 //! are defined here once and drive `--features`, `--list-features`, `--help` and the
 //! BPF flag word.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 //! Root-only folders and the locks that make scx_sis one instance at a time.
 //!
 //! Every folder scx_sis works in (the bpffs pin folder, the lock folder, the stats

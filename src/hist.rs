@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 //! Percentiles from the BPF histograms.
 //!
 //! Latency: log2 buckets in microseconds; bucket 0 is [0, 1) us, bucket i >= 1 is

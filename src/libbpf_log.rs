@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 //! libbpf's messages: kept in memory so a failed load can show the verifier's
 //! verdict, and echoed to stderr with -v.
 

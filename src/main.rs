@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 //! scx_sis: the kernel's select_idle_sibling() wakeup placement as a sched_ext
 //! scheduler. This is the loader: CLI, topology, load/attach, stats, exit.
 
@@ -19,6 +20,7 @@ use crossbeam::channel::RecvTimeoutError;
 use libbpf_rs::{MapCore, MapFlags, OpenObject};
 use log::{info, warn};
 use scx_stats::prelude::*;
+use scx_utils::libbpf_clap_opts::LibbpfOpts;
 use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report, UserExitInfo};
 use stats::Metrics;
 use std::mem::MaybeUninit;
@@ -28,6 +30,22 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const SCHEDULER_NAME: &str = "scx_sis";
+
+/// The build id, as the scx schedulers print it: version, git hash (`-dirty` with local
+/// changes), target triple (`/debug` for a debug build), and the scx_utils version.
+fn full_version() -> String {
+    let mut v = env!("CARGO_PKG_VERSION").to_string();
+    if let Some(sha) = option_env!("SCX_SIS_GIT_SHA").filter(|s| !s.is_empty()) {
+        v += &format!("-g{sha}");
+    }
+    format!(
+        "{v} {} (scx_utils {})",
+        scx_utils::build_id::full_version("")
+            .trim()
+            .trim_start_matches('-'),
+        *scx_utils::build_id::SCX_CARGO_VERSION
+    )
+}
 
 #[derive(Debug, Parser)]
 #[command(name = SCHEDULER_NAME, version = env!("CARGO_PKG_VERSION"), disable_version_flag = true,
@@ -84,7 +102,7 @@ struct Opts {
     #[arg(long)]
     help_stats: bool,
 
-    /// Size of the debug dump on an error exit, in bytes (0: none).
+    /// Size of the debug dump on an error exit, in bytes (0: the kernel's default size).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=(64 << 20)))]
     exit_dump_len: u32,
 
@@ -104,6 +122,9 @@ struct Opts {
     /// that an ejection is reported and exits non-zero).
     #[arg(long, hide = true)]
     test_runtime_error: bool,
+
+    #[clap(flatten, next_help_heading = "Libbpf Options")]
+    libbpf: LibbpfOpts,
 }
 
 fn quality_comm(s: &str) -> Result<String> {
@@ -165,7 +186,7 @@ impl<'a> Scheduler<'a> {
         let topo = topo::SisTopology::read().context("reading the CPU topology")?;
         info!(
             "{SCHEDULER_NAME} {}: {} CPUs, {} LLCs, {} cores, {} nodes, SMT {}; features {}",
-            env!("CARGO_PKG_VERSION"),
+            full_version(),
             topo.nr_cpus(),
             topo.llc_nr.len(),
             topo.core_nr.len(),
@@ -176,7 +197,8 @@ impl<'a> Scheduler<'a> {
 
         // libbpf's verbosity is set by libbpf_log::capture(), not obj_builder.debug().
         let builder = BpfSkelBuilder::default();
-        let mut skel = scx_ops_open!(builder, open_object, sis_ops, None)
+        let open_opts = opts.libbpf.clone().into_bpf_open_opts();
+        let mut skel = scx_ops_open!(builder, open_object, sis_ops, open_opts)
             .context("opening the BPF scheduler")?;
         skel.struct_ops.sis_ops_mut().exit_dump_len = opts.exit_dump_len;
         // Let a wakeup to an idle CPU be queued to that CPU (TTWU_QUEUE), as fair
@@ -581,7 +603,7 @@ fn parse_opts() -> Opts {
 fn real_main() -> Result<()> {
     let opts = parse_opts();
     if opts.version {
-        println!("{SCHEDULER_NAME} {}", env!("CARGO_PKG_VERSION"));
+        println!("{SCHEDULER_NAME} {}", full_version());
         return Ok(());
     }
     if opts.list_features {
@@ -598,6 +620,11 @@ fn real_main() -> Result<()> {
     let mut features = features::parse(&opts.features, features::default_mask())?;
     let stats_every = opts.stats.map(|s| interval(s, "stats")).transpose()?;
     init_log(opts.verbose)?;
+    info!(
+        "{SCHEDULER_NAME} {} options: {}",
+        full_version(),
+        std::env::args().skip(1).collect::<Vec<_>>().join(" ")
+    );
 
     let shutdown = Arc::new(AtomicBool::new(false));
     let s = shutdown.clone();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 //! The stats socket is root's alone: scx_stats' server is created under umask 077
 //! (folder 0700, socket 0600), and the loader refuses to start when a component of
 //! its path is a symlink, belongs to another user or is a folder others may write

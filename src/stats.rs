@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 //! Counters exported through scx_stats: totals from BPF, per-interval deltas, the
 //! readable line, and `--monitor`.
 

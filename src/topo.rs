@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 //! The live topology, flattened into the arrays the BPF side walks: each LLC's CPUs
 //! in id order (select_idle_cpu wraps over them) and each core's siblings
 //! (select_idle_core / select_idle_smt). Any CPU numbering works: siblings need not

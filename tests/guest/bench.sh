@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # bench.sh RUNS SECS SCHEDS PLAN: the guest half of `cargo xtask bench`.
 # SCHEDS: eevdf,sis,sis:NO_IDLE_CORE+NO_SIS_UTIL,scx_cosmos,... PLAN: "suite=load,load ...".
 # Configurations are interleaved run by run; every figure is one line

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # counters.sh: load, run hackbench and tbench, unload; the placement steps sum to the
 # select_cpu count exactly; clean exit.
 . /tests/lib.sh

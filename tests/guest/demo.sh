@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # demo.sh SECS [SCX_SIS ARGS...]: what scx_sis is for, in about a minute. A schbench-like
 # load on about half the CPUs (2 message threads wake their workers over pipes; each
 # worker runs 100 us and replies), busy loops on CPUs 0 and 2, and a task that sleeps

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # features_off.sh: each feature switched off drives its step's counter to zero.
 . /tests/lib.sh
 plan 15

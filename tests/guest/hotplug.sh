@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # hotplug.sh: a CPU going offline and online makes the kernel ask scx_sis for a
 # restart; the loader restarts by itself, logs why, and loads the new topology.
 . /tests/lib.sh

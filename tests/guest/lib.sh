@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Shared helpers for guest test scripts: each check prints `ok NAME` or `not ok NAME: why`.
 ok() { echo "ok $1"; }
 fail() { echo "not ok $1: $2"; }

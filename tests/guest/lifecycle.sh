@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # lifecycle.sh: disabled before scx_sis, enabled while it runs, disabled after SIGINT,
 # with the exit reason logged and exit status 0.
 . /tests/lib.sh

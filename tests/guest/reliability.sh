@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # reliability.sh: loader death, an RT hog, odd tasks. No watchdog ejection, no lost task.
 . /tests/lib.sh
 plan 16

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # security.sh: only root reads stats or changes features; hostile clients of the stats
 # socket get an error or a close, never a crash or a hang; no kernel addresses in the
 # stats; a socket path someone else prepared is refused.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # soak.sh MINUTES [eevdf]: mixed stress-ng, hackbench and tbench at twice the CPU count, a
 # CPU hotplug cycle every minute and, every other minute, a burst of back-to-back
 # offline/online cycles faster than a restart takes (a CPU comes online that the loaded

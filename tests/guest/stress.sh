@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # stress.sh SECS: stress-ng (cpu, fork, affinity) plus hackbench at twice the CPU
 # count; scx_sis stays loaded (no watchdog stall) and exits 0 on SIGINT.
 . /tests/lib.sh

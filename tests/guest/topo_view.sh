@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # topo_view.sh: scx_sis's view of LLCs, cores and nodes matches sysfs; a full load
 # runs without a stall; the search cost at full load is recorded (and bounded); every
 # live `--stats 1 --json` interval over the 30 s of full load is printed as `json ...`

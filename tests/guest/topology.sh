@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # topology.sh SOCKETS CORES THREADS [numa]: the guest sees the topology qemu was asked for.
 . /tests/lib.sh
 plan 16

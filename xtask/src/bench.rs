@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 //! `cargo xtask bench`: every configuration of one comparison inside one guest boot,
 //! interleaved run by run; tables in the shape of the 2016 select_idle_sibling
 //! threads (value per run, average, ratio to the first configuration), CSV, JSON and

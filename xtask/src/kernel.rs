@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 //! Finding a sched_ext-enabled guest kernel: an explicit path or version, the shared
 //! copies beside the checkout, the user cache, or a download from Debian's archive.
 
@@ -13,7 +14,7 @@ pub struct Kernel {
     pub config: PathBuf,
 }
 
-/// Debian suites that carry sched_ext-enabled cloud kernels (PLATFORM.md).
+/// Debian suites that carry sched_ext-enabled cloud kernels (docs/PLATFORM.md).
 const SUITES: &[&str] = &["trixie-backports", "sid"];
 
 pub fn shared_dir(root: &Path) -> PathBuf {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 //! Developer tooling for scx_sis: boot a sched_ext guest, run the test suite.
 
 mod bench;
@@ -72,7 +73,7 @@ pub struct GuestOpts {
     /// A guest silent on its console this long has hung.
     #[arg(long, default_value_t = 180)]
     idle_timeout: u64,
-    /// Multi-threaded TCG (faster but racy on qemu 7.2, see PLATFORM.md).
+    /// Multi-threaded TCG (faster but racy on qemu 7.2, see docs/PLATFORM.md).
     #[arg(long)]
     tcg_multi: bool,
     /// Do not build scx_sis first.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 //! One SVG per bench suite: its first metric against the load, a line per configuration.
 
 use crate::bench::{mean, Records, Suite};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 //! The Debian packages scx_sis needs to build and to boot its test guests.
 
 use anyhow::{bail, Context, Result};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 //! `cargo xtask test`: host unit tests, host CLI tests, and the VM integration tests.
 //!
 //! A VM test boots one guest and runs a script from tests/guest/ that prints one line
@@ -762,7 +763,10 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
     println!(
         "# kernels covered: {} ({})",
         names.join(", "),
-        kernels[0].vmlinuz.parent().map_or("?".into(), |d| d.display().to_string())
+        kernels[0]
+            .vmlinuz
+            .parent()
+            .map_or("?".into(), |d| d.display().to_string())
     );
     if kernels.len() == 1 {
         println!(

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 //! Boot a sched_ext kernel under qemu (TCG), run one command as root in it, and
 //! bring back its output and exit status.
 
@@ -106,7 +107,7 @@ pub struct VmConfig {
     pub timeout: Duration,
     /// No console output for this long means the guest hung.
     pub idle_timeout: Duration,
-    /// multi-threaded TCG (faster, racy on qemu 7.2; see PLATFORM.md).
+    /// multi-threaded TCG (faster, racy on qemu 7.2; see docs/PLATFORM.md).
     pub tcg_multi: bool,
     /// Print the guest's console as it comes.
     pub stream: bool,
