@@ -620,11 +620,6 @@ fn real_main() -> Result<()> {
     let mut features = features::parse(&opts.features, features::default_mask())?;
     let stats_every = opts.stats.map(|s| interval(s, "stats")).transpose()?;
     init_log(opts.verbose)?;
-    info!(
-        "{SCHEDULER_NAME} {} options: {}",
-        full_version(),
-        std::env::args().skip(1).collect::<Vec<_>>().join(" ")
-    );
 
     let shutdown = Arc::new(AtomicBool::new(false));
     let s = shutdown.clone();
@@ -642,6 +637,12 @@ fn real_main() -> Result<()> {
     raise_nofile();
     libbpf_log::capture(opts.verbose);
 
+    // checks passed: from here on the scheduler loads, so say with which options
+    info!(
+        "{SCHEDULER_NAME} {} options: {}",
+        full_version(),
+        std::env::args().skip(1).collect::<Vec<_>>().join(" ")
+    );
     let mut open_object = MaybeUninit::uninit();
     let mut carry: Option<guard::Lock> = None;
     loop {
