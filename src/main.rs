@@ -332,49 +332,11 @@ impl<'a> Scheduler<'a> {
                 )
             })
             .collect();
-        let s = |i: u32| c[i as usize];
         let mut m = Metrics {
             features: features::format(ctl.features),
             features_changed: ctl.generation,
             uptime_s: self.attached.elapsed().as_secs_f64(),
-            select_cpu: s(sis_stat_STAT_SELECT),
-            target: s(sis_stat_STAT_TARGET),
-            prev: s(sis_stat_STAT_PREV),
-            recent: s(sis_stat_STAT_RECENT),
-            idle_core: s(sis_stat_STAT_IDLE_CORE),
-            idle_smt: s(sis_stat_STAT_IDLE_SMT),
-            idle_cpu: s(sis_stat_STAT_IDLE_CPU),
-            fallback: s(sis_stat_STAT_FALLBACK),
-            idlest: s(sis_stat_STAT_IDLEST),
-            lost_claims: s(sis_stat_STAT_LOST_CLAIM),
-            scanned: s(sis_stat_STAT_SCANNED),
-            scan_calls: s(sis_stat_STAT_SCAN_CALLS),
             scan_max_ever,
-            sis_util_cut: s(sis_stat_STAT_SIS_UTIL_CUT),
-            hint_set: s(sis_stat_STAT_HINT_SET),
-            hint_true: s(sis_stat_STAT_HINT_TRUE),
-            hint_false: s(sis_stat_STAT_HINT_FALSE),
-            direct: s(sis_stat_STAT_DIRECT),
-            shared: s(sis_stat_STAT_SHARED),
-            pinned: s(sis_stat_STAT_PINNED),
-            steals: s(sis_stat_STAT_STEAL),
-            queued_wakeup: s(sis_stat_STAT_QUEUED_WAKEUP),
-            cpu_queued: s(sis_stat_STAT_CPU_QUEUED),
-            pulls: s(sis_stat_STAT_PULL),
-            tick_kicks: s(sis_stat_STAT_TICK_KICK),
-            idle_kicks: s(sis_stat_STAT_IDLE_KICK),
-            reenq: s(sis_stat_STAT_REENQ),
-            migrations: s(sis_stat_STAT_MIGRATE),
-            migrations_llc: s(sis_stat_STAT_MIGRATE_LLC),
-            wake_affine: s(sis_stat_STAT_WAKE_AFFINE),
-            q_wakeups: s(sis_stat_STAT_Q_WAKEUPS),
-            q_idle_core: s(sis_stat_STAT_Q_IDLE_CORE),
-            q_missed_core: s(sis_stat_STAT_Q_MISSED_CORE),
-            q_missed_core_early: s(sis_stat_STAT_Q_MISSED_CORE_EARLY),
-            q_idle_cpu: s(sis_stat_STAT_Q_IDLE_CPU),
-            q_missed_cpu: s(sis_stat_STAT_Q_MISSED_CPU),
-            q_stacked: s(sis_stat_STAT_Q_STACKED),
-            q_nr_idle: s(sis_stat_STAT_Q_NR_IDLE),
             lat_hist: lat,
             scan_hist: scan,
             prog_run_ns,
@@ -382,6 +344,7 @@ impl<'a> Scheduler<'a> {
             progs,
             ..Default::default()
         };
+        m.set_counters(&c);
         m.finish();
         Ok(m)
     }

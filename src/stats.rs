@@ -2,6 +2,7 @@
 //! Counters exported through scx_stats: totals from BPF, per-interval deltas, the
 //! readable line, and `--monitor`.
 
+use crate::bpf_intf;
 use crate::hist;
 use crate::Output;
 use anyhow::Result;
@@ -24,6 +25,10 @@ pub struct Metrics {
     pub interval_s: f64,
     #[stat(desc = "Seconds since the scheduler attached, when the sample was taken")]
     pub uptime_s: f64,
+    #[stat(
+        desc = "The placement step fields, space-separated in fair.c's order: their counts sum to select_cpu"
+    )]
+    pub steps: String,
     #[stat(desc = "ops.select_cpu calls (wakeups searched)")]
     pub select_cpu: u64,
     #[stat(desc = "Placed on target: the waker's or prev CPU chosen by wake_affine, idle")]
@@ -180,6 +185,125 @@ pub struct Metrics {
     pub prog_run_cnt: u64,
 }
 
+/// The BPF counters: each `Metrics` field filled from one `enum sis_stat` index of
+/// intf.h. Declared once here: decoding, `delta` and the tests read this list, and a
+/// unit test fails when an index of intf.h is missing from it.
+macro_rules! counter_table {
+    ($($field:ident = $idx:ident),* $(,)?) => {
+        impl Metrics {
+            /// Fill the counter fields from the per-CPU sums, indexed by `enum sis_stat`.
+            pub fn set_counters(&mut self, c: &[u64]) {
+                $( self.$field = c.get(bpf_intf::$idx as usize).copied().unwrap_or(0); )*
+            }
+
+            /// Subtract `b`'s BPF counters from ours.
+            fn sub_counters(&mut self, b: &Self) {
+                $( self.$field = self.$field.wrapping_sub(b.$field); )*
+            }
+
+            /// A BPF counter by its `enum sis_stat` index.
+            pub fn counter(&self, idx: u32) -> u64 {
+                $( if idx == bpf_intf::$idx as u32 { return self.$field; } )*
+                0
+            }
+        }
+
+        #[cfg(test)]
+        const COUNTER_INDEXES: &[u32] = &[$(bpf_intf::$idx as u32),*];
+    };
+}
+
+counter_table! {
+    select_cpu = sis_stat_STAT_SELECT,
+    target = sis_stat_STAT_TARGET,
+    prev = sis_stat_STAT_PREV,
+    recent = sis_stat_STAT_RECENT,
+    idle_core = sis_stat_STAT_IDLE_CORE,
+    idle_smt = sis_stat_STAT_IDLE_SMT,
+    idle_cpu = sis_stat_STAT_IDLE_CPU,
+    fallback = sis_stat_STAT_FALLBACK,
+    idlest = sis_stat_STAT_IDLEST,
+    lost_claims = sis_stat_STAT_LOST_CLAIM,
+    scanned = sis_stat_STAT_SCANNED,
+    scan_calls = sis_stat_STAT_SCAN_CALLS,
+    sis_util_cut = sis_stat_STAT_SIS_UTIL_CUT,
+    hint_set = sis_stat_STAT_HINT_SET,
+    hint_true = sis_stat_STAT_HINT_TRUE,
+    hint_false = sis_stat_STAT_HINT_FALSE,
+    direct = sis_stat_STAT_DIRECT,
+    shared = sis_stat_STAT_SHARED,
+    pinned = sis_stat_STAT_PINNED,
+    steals = sis_stat_STAT_STEAL,
+    queued_wakeup = sis_stat_STAT_QUEUED_WAKEUP,
+    cpu_queued = sis_stat_STAT_CPU_QUEUED,
+    pulls = sis_stat_STAT_PULL,
+    tick_kicks = sis_stat_STAT_TICK_KICK,
+    idle_kicks = sis_stat_STAT_IDLE_KICK,
+    reenq = sis_stat_STAT_REENQ,
+    migrations = sis_stat_STAT_MIGRATE,
+    migrations_llc = sis_stat_STAT_MIGRATE_LLC,
+    wake_affine = sis_stat_STAT_WAKE_AFFINE,
+    q_wakeups = sis_stat_STAT_Q_WAKEUPS,
+    q_idle_core = sis_stat_STAT_Q_IDLE_CORE,
+    q_missed_core = sis_stat_STAT_Q_MISSED_CORE,
+    q_missed_core_early = sis_stat_STAT_Q_MISSED_CORE_EARLY,
+    q_idle_cpu = sis_stat_STAT_Q_IDLE_CPU,
+    q_missed_cpu = sis_stat_STAT_Q_MISSED_CPU,
+    q_stacked = sis_stat_STAT_Q_STACKED,
+    q_nr_idle = sis_stat_STAT_Q_NR_IDLE,
+}
+
+/// One placement step of select_cpu: its name in JSON and tables, its short name in the
+/// stats line, its counter. In fair.c's order; they sum to `select_cpu` exactly.
+pub struct Step {
+    pub name: &'static str,
+    pub short: &'static str,
+    pub idx: u32,
+}
+
+pub const STEPS: [Step; 8] = [
+    Step {
+        name: "target",
+        short: "tgt",
+        idx: bpf_intf::sis_stat_STAT_TARGET,
+    },
+    Step {
+        name: "prev",
+        short: "prev",
+        idx: bpf_intf::sis_stat_STAT_PREV,
+    },
+    Step {
+        name: "recent",
+        short: "rec",
+        idx: bpf_intf::sis_stat_STAT_RECENT,
+    },
+    Step {
+        name: "idle_core",
+        short: "core",
+        idx: bpf_intf::sis_stat_STAT_IDLE_CORE,
+    },
+    Step {
+        name: "idle_smt",
+        short: "smt",
+        idx: bpf_intf::sis_stat_STAT_IDLE_SMT,
+    },
+    Step {
+        name: "idle_cpu",
+        short: "cpu",
+        idx: bpf_intf::sis_stat_STAT_IDLE_CPU,
+    },
+    Step {
+        name: "fallback",
+        short: "fb",
+        idx: bpf_intf::sis_stat_STAT_FALLBACK,
+    },
+    Step {
+        name: "idlest",
+        short: "fork",
+        idx: bpf_intf::sis_stat_STAT_IDLEST,
+    },
+];
+
 /// Wakeup latency of the wakeups one step placed.
 #[stat_doc]
 #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
@@ -250,72 +374,27 @@ fn pct(n: u64, d: u64) -> f64 {
 impl Metrics {
     /// The eight placement steps; they sum to `select_cpu` exactly.
     #[cfg(test)]
-    pub fn steps(&self) -> [(&'static str, u64); 8] {
-        [
-            ("target", self.target),
-            ("prev", self.prev),
-            ("recent", self.recent),
-            ("idle_core", self.idle_core),
-            ("idle_smt", self.idle_smt),
-            ("idle_cpu", self.idle_cpu),
-            ("fallback", self.fallback),
-            ("idlest", self.idlest),
-        ]
+    pub fn steps(&self) -> Vec<(&'static str, u64)> {
+        STEPS
+            .iter()
+            .map(|st| (st.name, self.counter(st.idx)))
+            .collect()
     }
 
     /// The change from `b` to `self`, with the derived figures computed on it.
     pub fn delta(&self, b: &Self) -> Self {
-        macro_rules! d {
-            ($($f:ident),*) => { Self { $($f: self.$f.wrapping_sub(b.$f),)* ..self.clone() } };
-        }
         let vsub = |x: &[u64], y: &[u64]| -> Vec<u64> {
             x.iter()
                 .enumerate()
                 .map(|(i, v)| v.wrapping_sub(y.get(i).copied().unwrap_or(0)))
                 .collect()
         };
-        let mut m = d!(
-            select_cpu,
-            target,
-            prev,
-            recent,
-            idle_core,
-            idle_smt,
-            idle_cpu,
-            fallback,
-            idlest,
-            lost_claims,
-            scanned,
-            scan_calls,
-            sis_util_cut,
-            hint_set,
-            hint_true,
-            hint_false,
-            direct,
-            shared,
-            pinned,
-            steals,
-            queued_wakeup,
-            cpu_queued,
-            pulls,
-            tick_kicks,
-            idle_kicks,
-            reenq,
-            migrations,
-            migrations_llc,
-            wake_affine,
-            q_wakeups,
-            q_idle_core,
-            q_missed_core,
-            q_missed_core_early,
-            q_idle_cpu,
-            q_missed_cpu,
-            q_stacked,
-            q_nr_idle,
-            features_changed,
-            prog_run_ns,
-            prog_run_cnt
-        );
+        let mut m = self.clone();
+        m.sub_counters(b);
+        // the loader's own counters
+        m.features_changed = self.features_changed.wrapping_sub(b.features_changed);
+        m.prog_run_ns = self.prog_run_ns.wrapping_sub(b.prog_run_ns);
+        m.prog_run_cnt = self.prog_run_cnt.wrapping_sub(b.prog_run_cnt);
         m.interval_s = self.uptime_s - b.uptime_s;
         for (name, p) in m.progs.iter_mut() {
             if let Some(q) = b.progs.get(name) {
@@ -331,6 +410,7 @@ impl Metrics {
 
     /// Compute the percentiles and rates from the raw counters and buckets.
     pub fn finish(&mut self) {
+        self.steps = STEPS.iter().map(|s| s.name).collect::<Vec<_>>().join(" ");
         let nb = self.lat_hist.len() / LAT_CLASSES.len();
         let mut all = vec![0u64; nb];
         self.lat_by_step.clear();
@@ -391,19 +471,10 @@ impl Metrics {
         } else {
             n as f64
         };
-        let steps: Vec<String> = [
-            ("tgt", self.target),
-            ("prev", self.prev),
-            ("rec", self.recent),
-            ("core", self.idle_core),
-            ("smt", self.idle_smt),
-            ("cpu", self.idle_cpu),
-            ("fb", self.fallback),
-            ("fork", self.idlest),
-        ]
-        .iter()
-        .map(|(k, v)| format!("{k} {:.0}", pct(*v, n)))
-        .collect();
+        let steps: Vec<String> = STEPS
+            .iter()
+            .map(|st| format!("{} {:.0}", st.short, pct(self.counter(st.idx), n)))
+            .collect();
         let per_s = |v: u64| {
             if self.interval_s > 0.0 {
                 v as f64 / self.interval_s
@@ -661,6 +732,24 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Every index of intf.h's enum sis_stat is decoded into exactly one field.
+    #[test]
+    fn every_bpf_counter_has_a_field() {
+        let n = bpf_intf::sis_stat_NR_SIS_STATS as u32;
+        for i in 0..n {
+            let uses = COUNTER_INDEXES.iter().filter(|&&x| x == i).count();
+            assert_eq!(uses, 1, "enum sis_stat index {i} is decoded {uses} times");
+        }
+        assert_eq!(COUNTER_INDEXES.len() as u32, n);
+        let mut m = Metrics::default();
+        m.set_counters(&(1..=n as u64).collect::<Vec<_>>());
+        assert_eq!(
+            m.counter(bpf_intf::sis_stat_STAT_SELECT as u32),
+            m.select_cpu
+        );
+        assert_eq!(m.select_cpu, bpf_intf::sis_stat_STAT_SELECT as u64 + 1);
     }
 
     #[test]

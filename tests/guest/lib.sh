@@ -31,10 +31,12 @@ stop_sis() {
 total() { grep -o 'totals {.*' "$2" | tail -1 | grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2; }
 # totals LOG FIELD...: `field=value ...` of those fields, for a test's comment line
 totals() { local f=$1 k; shift; for k in "$@"; do printf '%s=%s ' "$k" "$(total "$k" "$f")"; done; }
-# identity LOG: the eight placement steps sum to select_cpu exactly
+# identity LOG: the placement steps (the totals name them) sum to select_cpu exactly
 identity() {
-	local sum=0 f calls
-	for f in target prev recent idle_core idle_smt idle_cpu fallback idlest; do
+	local sum=0 f calls steps
+	steps=$(grep -o 'totals {.*' "$1" | tail -1 | grep -o '"steps":"[^"]*"' | cut -d'"' -f4)
+	[ -n "$steps" ] || { echo "# $1: no step list in the totals"; return 1; }
+	for f in $steps; do
 		sum=$((sum + $(total $f "$1")))
 	done
 	calls=$(total select_cpu "$1")

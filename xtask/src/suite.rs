@@ -365,16 +365,15 @@ fn json_interval_error(line: &str) -> Option<String> {
         Err(e) => return Some(format!("not JSON ({e}): {line:.80}")),
     };
     let get = |k: &str| v.get(k).and_then(|x| x.as_u64());
-    let steps = [
-        "target",
-        "prev",
-        "recent",
-        "idle_core",
-        "idle_smt",
-        "idle_cpu",
-        "fallback",
-        "idlest",
-    ];
+    // the interval names its own step fields
+    let steps: Vec<&str> = v["steps"]
+        .as_str()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    if steps.is_empty() {
+        return Some(format!("no step list: {line:.80}"));
+    }
     let sum: Option<u64> = steps.iter().map(|k| get(k)).sum();
     match (sum, get("select_cpu")) {
         (Some(s), Some(n)) if s == n => None,
@@ -868,7 +867,7 @@ mod tests {
 
     #[test]
     fn json_interval_identity() {
-        let ok = r#"{"select_cpu":10,"target":1,"prev":2,"recent":0,"idle_core":3,"idle_smt":0,"idle_cpu":1,"fallback":3,"idlest":0}"#;
+        let ok = r#"{"steps":"target prev recent idle_core idle_smt idle_cpu fallback idlest","select_cpu":10,"target":1,"prev":2,"recent":0,"idle_core":3,"idle_smt":0,"idle_cpu":1,"fallback":3,"idlest":0}"#;
         assert_eq!(json_interval_error(ok), None);
         let off = ok.replace("\"fallback\":3", "\"fallback\":2");
         assert!(json_interval_error(&off)
