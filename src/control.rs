@@ -6,7 +6,7 @@
 //! hotplug restart (which carries the word over) never lose a change; the BPF side
 //! reads it at every wakeup, so the change applies to the next one, without a reload.
 
-use crate::bpf_intf::sis_ctl;
+use crate::bpf_intf::{self, sis_ctl};
 use crate::features;
 use crate::guard;
 use anyhow::{bail, Context, Result};
@@ -21,26 +21,17 @@ pub fn read(map: &impl MapCore) -> Result<sis_ctl> {
         .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
         .context("reading the ctl map")?
         .context("ctl map has no entry 0")?;
-    if v.len() < std::mem::size_of::<sis_ctl>() {
-        bail!(
+    bpf_intf::from_bytes(&v).with_context(|| {
+        format!(
             "ctl map value is {} bytes, expected {}",
             v.len(),
             std::mem::size_of::<sis_ctl>()
-        );
-    }
-    // SAFETY: sis_ctl is plain old data (two u64) and v holds at least its size.
-    Ok(unsafe { std::ptr::read_unaligned(v.as_ptr() as *const sis_ctl) })
+        )
+    })
 }
 
 pub fn write(map: &impl MapCore, ctl: &sis_ctl) -> Result<()> {
-    // SAFETY: sis_ctl is plain old data without padding.
-    let bytes = unsafe {
-        std::slice::from_raw_parts(
-            ctl as *const sis_ctl as *const u8,
-            std::mem::size_of::<sis_ctl>(),
-        )
-    };
-    map.update(&0u32.to_ne_bytes(), bytes, MapFlags::ANY)
+    map.update(&0u32.to_ne_bytes(), bpf_intf::as_bytes(ctl), MapFlags::ANY)
         .context("writing the ctl map")
 }
 

@@ -22,7 +22,7 @@ use log::{info, warn};
 use scx_stats::prelude::*;
 use scx_utils::libbpf_clap_opts::LibbpfOpts;
 use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report, UserExitInfo};
-use stats::Metrics;
+use stats::{Metrics, Output};
 use std::mem::MaybeUninit;
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -144,13 +144,6 @@ fn interval(secs: f64, what: &str) -> Result<Duration> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-#[derive(Clone, Copy)]
-pub enum Output {
-    Line,
-    Json,
-    Detail,
-}
-
 impl Output {
     fn of(opts: &Opts) -> Self {
         if opts.json {
@@ -261,15 +254,8 @@ impl<'a> Scheduler<'a> {
             clean.resize(raw.len(), None);
             last.clear();
             for (cpu, v) in raw.iter().enumerate() {
-                anyhow::ensure!(
-                    v.len() >= std::mem::size_of::<bpf_intf::sis_cpu_stats>(),
-                    "stats map value is {} bytes, too short",
-                    v.len()
-                );
-                // SAFETY: sis_cpu_stats is plain old data (u64s) and v holds its size.
-                let st = unsafe {
-                    std::ptr::read_unaligned(v.as_ptr() as *const bpf_intf::sis_cpu_stats)
-                };
+                let st: bpf_intf::sis_cpu_stats = bpf_intf::from_bytes(v)
+                    .with_context(|| format!("stats map value is {} bytes, too short", v.len()))?;
                 if clean[cpu].is_none() && st.seq_done == st.seq_start {
                     clean[cpu] = Some(st);
                 }

@@ -4,7 +4,6 @@
 
 use crate::bpf_intf;
 use crate::hist;
-use crate::Output;
 use anyhow::Result;
 use scx_stats::prelude::*;
 use scx_stats_derive::{stat_doc, Stats};
@@ -183,6 +182,14 @@ pub struct Metrics {
     pub prog_run_ns: u64,
     #[stat(desc = "Kernel BPF stats: select_cpu runs", _om_skip)]
     pub prog_run_cnt: u64,
+}
+
+/// How an interval is printed: the one-line summary, JSON, or the per-step table.
+#[derive(Clone, Copy)]
+pub enum Output {
+    Line,
+    Json,
+    Detail,
 }
 
 /// The BPF counters: each `Metrics` field filled from one `enum sis_stat` index of
