@@ -3,10 +3,14 @@
  * scx_sis: the kernel's wakeup placement, select_idle_sibling() from
  * kernel/sched/fair.c, rebuilt as a sched_ext select_cpu.
  *
- * Every function below named after a fair.c function does what that function
- * does; a one-line "differs:" comment says where and why we do something else.
- * Around the search sits a small vtime scheduler: one shared DSQ per LLC,
- * consumed by the LLC's CPUs first and stolen from by the others.
+ * Every function named after a fair.c function does what that function does; a
+ * one-line "differs:" comment says where and why we do something else. The code:
+ *   main.bpf.c    topology, maps, shared helpers, and the sched_ext ops
+ *   sis.bpf.h     the fair.c port: select_idle_sibling() and what it calls, the fork
+ *                 slow path, wake_affine_idle(), has_idle_cores, SIS_UTIL
+ *   queue.bpf.h   the runqueues and balancing around it: a vtime DSQ per CPU,
+ *                 newidle pulls, the nohz tick kick, the IDLE_KICK habit
+ *   quality.bpf.h instrumentation: latency classes, placement quality (read-only)
  */
 #include <scx/common.bpf.h>
 #include "intf.h"
@@ -58,13 +62,16 @@ struct llc_ctx {
 };
 struct llc_ctx llc_ctxs[MAX_LLCS];
 
-/* Per-CPU busy-time accounting, our stand-in for PELT. */
+/*
+ * Per-CPU busy-time accounting, our stand-in for PELT. Written by every running and
+ * stopping of the CPU's tasks: one cache line per CPU, so neighbours do not share.
+ */
 struct cpu_ctx {
 	u64 running_since;	/* 0 when no task of ours runs */
 	u64 busy_ns;		/* total time tasks of ours ran here */
 	u64 last_busy_ns;	/* busy_ns (plus the running part) at the last refresh */
 	u64 util;		/* decayed utilisation, 0..1024 */
-};
+} __attribute__((aligned(64)));
 struct cpu_ctx cpu_ctxs[MAX_CPUS];
 
 u64 vtime_now;
@@ -117,7 +124,11 @@ static __always_inline struct sis_ctl *lookup_ctl(void)
 	return bpf_map_lookup_elem(&ctl, &zero);
 }
 
-#define feat(f) (READ_ONCE(feats->features) & (f))
+/* Is feature @f on? Loads the word afresh at each test (see lookup_ctl). */
+static __always_inline bool feat(struct sis_ctl *ctl, u64 f)
+{
+	return READ_ONCE(ctl->features) & f;
+}
 
 static __always_inline struct sis_cpu_stats *cpu_stats(void)
 {
@@ -174,6 +185,22 @@ static __always_inline u64 llc_dsq_of(s32 cpu)
 	return known_cpu(cpu) ? LLC_DSQ_BASE + cpu_llc[CPU_IDX(cpu)] : ORPHAN_DSQ;
 }
 
+/*
+ * The SMT siblings of @cpu's core, @cpu included, as fair.c's cpu_smt_mask(cpu):
+ * walk them with bpf_for(i, 0, nr_siblings(cpu)) and sibling(cpu, i).
+ */
+static __always_inline u32 nr_siblings(s32 cpu)
+{
+	u32 n = core_nr[CPU_IDX(cpu_core[CPU_IDX(cpu)])];
+
+	return n < MAX_SIBLINGS ? n : MAX_SIBLINGS;
+}
+
+static __always_inline s32 sibling(s32 cpu, u32 i)
+{
+	return core_cpus[CPU_IDX(core_off[CPU_IDX(cpu_core[CPU_IDX(cpu)])] + i)];
+}
+
 static __always_inline bool allowed(struct task_struct *p, s32 cpu)
 {
 	return valid_cpu(cpu) && bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
@@ -185,508 +212,9 @@ static __always_inline bool available_idle_cpu(const struct cpumask *idle, s32 c
 	return valid_cpu(cpu) && bpf_cpumask_test_cpu(cpu, idle);
 }
 
-/*
- * Claim an idle CPU for this wakeup. Always the last test of a check: it clears
- * the CPU's idle bit, so a second waker cannot stack on it. differs: fair.c never
- * claims, which lets two wakers pick the same idle CPU.
- */
-static __always_inline bool claim(s32 cpu)
-{
-	if (scx_bpf_test_and_clear_cpu_idle(cpu))
-		return true;
-	stat_inc(STAT_LOST_CLAIM);
-	return false;
-}
-
-/* test_idle_cores(); IDLE_CORE off means the hint is never consulted. */
-static __always_inline bool test_idle_cores(struct sis_ctl *feats, s32 cpu)
-{
-	if (!feat(FEAT_IDLE_CORE))
-		return false;
-	return llc_ctxs[LLC_IDX(cpu_llc[CPU_IDX(cpu)])].has_idle_cores;
-}
-
-/* set_idle_cores() */
-static __always_inline void set_idle_cores(s32 cpu, u32 val)
-{
-	struct llc_ctx *llc = &llc_ctxs[LLC_IDX(cpu_llc[CPU_IDX(cpu)])];
-
-	if (val && !llc->has_idle_cores)
-		stat_inc(STAT_HINT_SET);
-	if (llc->has_idle_cores != val)
-		WRITE_ONCE(llc->has_idle_cores, val);
-}
-
-/*
- * select_idle_core(): @cpu's whole core idle → @cpu; else remember the first idle
- * allowed sibling in *idle_cpu.
- */
-static __always_inline s32 select_idle_core(struct task_struct *p, const struct cpumask *idle,
-					    s32 cpu, s32 *idle_cpu, u32 *scanned)
-{
-	u32 core = cpu_core[CPU_IDX(cpu)];
-	u32 off = core_off[CPU_IDX(core)], nr = core_nr[CPU_IDX(core)];
-	bool all_idle = true;
-	u32 i;
-
-	bpf_for(i, 0, nr) {
-		s32 sib;
-
-		if (i >= MAX_SIBLINGS)
-			break;
-		sib = core_cpus[CPU_IDX(off + i)];
-		(*scanned)++;
-		if (!available_idle_cpu(idle, sib)) {
-			all_idle = false;
-			if (*idle_cpu >= 0)
-				break;
-			continue;
-		}
-		if (*idle_cpu < 0 && allowed(p, sib))
-			*idle_cpu = sib;
-	}
-	if (all_idle && claim(cpu))
-		return cpu;
-	return -1;
-}
-
-/* select_idle_smt(): an idle, allowed sibling of @target inside the LLC. */
-static __always_inline s32 select_idle_smt(struct task_struct *p, const struct cpumask *idle,
-					   s32 target, u32 *scanned)
-{
-	u32 core = cpu_core[CPU_IDX(target)];
-	u32 off = core_off[CPU_IDX(core)], nr = core_nr[CPU_IDX(core)];
-	u32 i;
-
-	bpf_for(i, 0, nr) {
-		s32 sib;
-
-		if (i >= MAX_SIBLINGS)
-			break;
-		sib = core_cpus[CPU_IDX(off + i)];
-		if (sib == target || !allowed(p, sib) || !cpus_share_cache(sib, target))
-			continue;
-		(*scanned)++;
-		if (available_idle_cpu(idle, sib) && claim(sib))
-			return sib;
-	}
-	return -1;
-}
-
-/*
- * select_idle_cpu(): walk target's LLC from target + 1, wrapping. With the idle-core
- * hint look for a whole idle core (unbounded, as in fair.c); without it test single
- * CPUs, at most nr_idle_scan of them when SIS_UTIL is on.
- */
-static __always_inline s32 select_idle_cpu(struct task_struct *p, const struct cpumask *idle,
-					   bool has_idle_core, s32 target, u32 *step, u32 *scanned,
-					   struct sis_ctl *feats)
-{
-	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(target)]);
-	u32 off = llc_off[llc], nr_llc = llc_nr[llc], pos = cpu_llc_pos[CPU_IDX(target)];
-	u64 seen_cores[MAX_CPUS / 64] = {};
-	s32 idle_cpu = -1;
-	int nr = MAX_CPUS;
-	u32 i;
-
-	if (!known_cpu(target))
-		return -1;
-	stat_inc(STAT_SCAN_CALLS);
-	if (feat(FEAT_SIS_UTIL)) {
-		/* because !--nr is the condition to stop the scan */
-		nr = llc_ctxs[llc].nr_idle_scan + 1;
-		/* an overloaded LLC is unlikely to have an idle CPU or core */
-		if (nr == 1) {
-			stat_inc(STAT_SIS_UTIL_CUT);
-			return -1;
-		}
-	}
-
-	bpf_for(i, 1, nr_llc + 1) {
-		s32 cpu = llc_cpus[CPU_IDX(off + (pos + i) % nr_llc)];
-
-		if (!allowed(p, cpu))
-			continue;
-		if (has_idle_core) {
-			u32 core = CPU_IDX(cpu_core[CPU_IDX(cpu)]);
-			u64 bit = 1ULL << (core & 63);
-
-			/* differs: fair.c clears the core from a cpumask copy; we mark it seen. */
-			if (seen_cores[core / 64] & bit)
-				continue;
-			seen_cores[core / 64] |= bit;
-			if (select_idle_core(p, idle, cpu, &idle_cpu, scanned) >= 0) {
-				stat_inc(STAT_HINT_TRUE);
-				*step = STAT_IDLE_CORE;
-				return cpu;
-			}
-		} else {
-			if (--nr <= 0) {
-				stat_inc(STAT_SIS_UTIL_CUT);
-				return -1;
-			}
-			(*scanned)++;
-			if (available_idle_cpu(idle, cpu) && claim(cpu))
-				return cpu;
-		}
-	}
-
-	if (has_idle_core) {
-		/* a full core scan failed: the hint was wrong */
-		stat_inc(STAT_HINT_FALSE);
-		set_idle_cores(target, 0);
-		if (idle_cpu >= 0 && !claim(idle_cpu))
-			idle_cpu = -1;
-	}
-	return idle_cpu;
-}
-
-#ifndef PF_EXITING
-#define PF_EXITING 0x00000004	/* include/linux/sched.h */
-#endif
-
-/* fair.c's `current->flags & PF_EXITING` test of the waker */
-static __always_inline bool waker_exiting(void)
-{
-	struct task_struct *cur = bpf_get_current_task_btf();
-
-	return cur && (cur->flags & PF_EXITING);
-}
-
-/*
- * wake_affine(), the parts that need no load figures (wake_affine_idle()).
- * differs: no WA_WEIGHT (no PELT load for our tasks) and no wake_wide() flip count:
- * when the idle test decides nothing, target stays prev_cpu.
- */
-static __always_inline s32 wake_affine(struct task_struct *p, s32 prev_cpu, u64 wake_flags,
-				       const struct cpumask *idle, struct sis_ctl *feats)
-{
-	s32 this_cpu = bpf_get_smp_processor_id();
-
-	if (!feat(FEAT_WAKE_AFFINE) || !(wake_flags & SCX_WAKE_TTWU) ||
-	    this_cpu == prev_cpu || !allowed(p, this_cpu))
-		return prev_cpu;
-	if (available_idle_cpu(idle, this_cpu) && cpus_share_cache(this_cpu, prev_cpu))
-		return available_idle_cpu(idle, prev_cpu) ? prev_cpu : this_cpu;
-	/*
-	 * A sync waker about to sleep, alone on its CPU and not exiting. differs: "alone"
-	 * is nothing queued for this CPU (its local and own per-CPU DSQ), fair.c's
-	 * nr_running == 1; tasks in the shared LLC DSQ belong to no CPU yet.
-	 */
-	if ((wake_flags & SCX_WAKE_SYNC) && !waker_exiting() &&
-	    scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | this_cpu) == 0 &&
-	    scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + this_cpu) == 0)
-		return this_cpu;
-	return prev_cpu;
-}
-
-/* select_idle_sibling(), step by step; returns the CPU and the step that chose it. */
-static __always_inline s32 select_idle_sibling(struct task_struct *p, struct task_ctx *tctx,
-					       s32 prev, s32 target,
-					       const struct cpumask *idle, u32 *step,
-					       u32 *scanned, struct sis_ctl *feats)
-{
-	bool has_idle_core = false;
-	s32 recent, i;
-
-	*step = STAT_TARGET;
-	if (allowed(p, target) && available_idle_cpu(idle, target) && claim(target))
-		return target;
-
-	*step = STAT_PREV;
-	if (prev != target && cpus_share_cache(prev, target) && allowed(p, prev) &&
-	    available_idle_cpu(idle, prev) && claim(prev))
-		return prev;
-
-	/* differs: no per-CPU-kthread stacking (step 3): sched_ext lets kthreads wake like any task. */
-
-	*step = STAT_RECENT;
-	recent = tctx->recent_used_cpu;
-	tctx->recent_used_cpu = prev;
-	if (feat(FEAT_RECENT_USED) && recent != prev && recent != target &&
-	    valid_cpu(recent) && cpus_share_cache(recent, target) &&
-	    allowed(p, recent) && available_idle_cpu(idle, recent) && claim(recent))
-		return recent;
-
-	if (smt_enabled) {
-		has_idle_core = test_idle_cores(feats, target);
-		*step = STAT_IDLE_SMT;
-		if (!has_idle_core && feat(FEAT_IDLE_SMT) && cpus_share_cache(prev, target)) {
-			i = select_idle_smt(p, idle, prev, scanned);
-			if (i >= 0)
-				return i;
-		}
-	}
-
-	/* a core walk that finds no whole idle core may still return an idle CPU */
-	*step = STAT_IDLE_CPU;
-	i = select_idle_cpu(p, idle, has_idle_core, target, step, scanned, feats);
-	if (i >= 0)
-		return i;
-
-	*step = STAT_FALLBACK;
-	return target;
-}
-
-/* Scratch for the fork slow path: allowed idle CPUs per LLC and per node. */
-struct idlest_scratch {
-	u32 llc_idle[MAX_LLCS];
-	u32 node_idle[MAX_NODES];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, u32);
-	__type(value, struct idlest_scratch);
-} idlest_scratch SEC(".maps");
-
-#define NODE_IDX(n) ((u32)(n) & (MAX_NODES - 1))
-
-/* update_sg_wakeup_stats()'s idle_cpus, for every LLC and node: allowed CPUs in the idle mask. */
-static __always_inline void count_idle(struct task_struct *p, const struct cpumask *idle,
-				       struct idlest_scratch *sc)
-{
-	const struct cpumask *allowed_mask = p->cpus_ptr;
-	u32 words = (nr_cpu_ids + 63) / 64, llc, n;
-
-	bpf_for(n, 0, MAX_NODES)
-		sc->node_idle[NODE_IDX(n)] = 0;
-	bpf_for(llc, 0, nr_llcs) {
-		u32 cnt = 0;
-		int w;
-
-#pragma unroll
-		for (w = 0; w < MAX_CPUS / 64; w++) {
-			if (w >= words)
-				break;
-			cnt += __builtin_popcountll(llc_mask[LLC_IDX(llc)][w] &
-						    allowed_mask->bits[w] & idle->bits[w]);
-		}
-		sc->llc_idle[LLC_IDX(llc)] = cnt;
-		sc->node_idle[NODE_IDX(llc_node[LLC_IDX(llc)])] += cnt;
-	}
-}
-
-/*
- * find_idlest_group_cpu() inside the chosen LLC: a CPU of a wholly idle core first
- * (the SMT level prefers the core with the most idle CPUs), then any idle CPU.
- * differs: first in CPU order, not the shallowest idle state (a guest has none).
- */
-static __always_inline s32 idlest_in_llc(struct task_struct *p, u32 llc)
-{
-	u32 off = llc_off[LLC_IDX(llc)], nr = llc_nr[LLC_IDX(llc)], i;
-	const struct cpumask *mask = scx_bpf_get_idle_smtmask();
-	s32 found = -1;
-
-	bpf_for(i, 0, nr) {
-		s32 c = llc_cpus[CPU_IDX(off + i)];
-
-		if (allowed(p, c) && bpf_cpumask_test_cpu(c, mask) && claim(c)) {
-			found = c;
-			break;
-		}
-	}
-	scx_bpf_put_idle_cpumask(mask);
-	if (found >= 0)
-		return found;
-	mask = scx_bpf_get_idle_cpumask();
-	bpf_for(i, 0, nr) {
-		s32 c = llc_cpus[CPU_IDX(off + i)];
-
-		if (allowed(p, c) && available_idle_cpu(mask, c) && claim(c)) {
-			found = c;
-			break;
-		}
-	}
-	scx_bpf_put_idle_cpumask(mask);
-	return found;
-}
-
-/*
- * select_task_rq_fair()'s slow path for fork, sched_balance_find_dst_cpu(): from the
- * top down, the node and then the LLC with the most idle CPUs, the parent's own when
- * it has at least as many (sched_balance_find_dst_group() keeps the local group on
- * ties), then an idle core and an idle CPU in that LLC. sched_ext never asks us on
- * exec (select_task_rq_scx() keeps an exec'ing task where it is).
- * differs: groups are compared by idle CPUs only (no PELT load or util for ours).
- */
-static __always_inline s32 find_idlest_cpu(struct task_struct *p, s32 prev_cpu,
-					   const struct cpumask *idle, u32 *step)
-{
-	struct idlest_scratch *sc;
-	u32 zero = 0, my_llc, my_node, best_node, best_llc = NO_LLC, llc, n;
-	s32 cpu;
-
-	*step = STAT_IDLEST;
-	sc = bpf_map_lookup_elem(&idlest_scratch, &zero);
-	if (sc && known_cpu(prev_cpu)) {
-		count_idle(p, idle, sc);
-		my_llc = LLC_IDX(cpu_llc[CPU_IDX(prev_cpu)]);
-		my_node = NODE_IDX(llc_node[my_llc]);
-		best_node = my_node;
-		bpf_for(n, 0, MAX_NODES) {
-			if (sc->node_idle[NODE_IDX(n)] > sc->node_idle[best_node])
-				best_node = NODE_IDX(n);
-		}
-		if (best_node == my_node)
-			best_llc = my_llc;
-		bpf_for(llc, 0, nr_llcs) {
-			if (NODE_IDX(llc_node[LLC_IDX(llc)]) != best_node)
-				continue;
-			if (best_llc == NO_LLC ||
-			    sc->llc_idle[LLC_IDX(llc)] > sc->llc_idle[LLC_IDX(best_llc)])
-				best_llc = llc;
-		}
-		if (best_llc != NO_LLC && sc->llc_idle[LLC_IDX(best_llc)]) {
-			cpu = idlest_in_llc(p, best_llc);
-			if (cpu >= 0)
-				return cpu;
-		}
-	}
-	/* the chosen LLC's idle CPUs were taken meanwhile (or prev is unknown): anywhere */
-	if (smt_enabled) {
-		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, SCX_PICK_IDLE_CORE);
-		if (cpu >= 0)
-			return cpu;
-	}
-	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
-	if (cpu >= 0)
-		return cpu;
-	*step = STAT_FALLBACK;
-	return prev_cpu;
-}
-
-static __always_inline u32 lat_class_of(u32 step)
-{
-	switch (step) {
-	case STAT_IDLE_CORE:
-		return LAT_IDLE_CORE;
-	case STAT_IDLE_SMT:
-		return LAT_IDLE_SMT;
-	case STAT_IDLE_CPU:
-	case STAT_IDLEST:
-		return LAT_IDLE_CPU;
-	case STAT_FALLBACK:
-		return LAT_FALLBACK;
-	default:
-		return LAT_TARGET_PREV_RECENT;
-	}
-}
-
-/* log2 bucket of a latency: 0 for < 1 us, i for [2^(i-1), 2^i) us (fls64 of us) */
-static __always_inline u32 lat_bucket(u64 ns)
-{
-	u64 us = ns / 1000;
-	u32 b = 0;
-
-	if (us >= (1ULL << 32)) { b += 32; us >>= 32; }
-	if (us >= (1ULL << 16)) { b += 16; us >>= 16; }
-	if (us >= (1ULL << 8)) { b += 8; us >>= 8; }
-	if (us >= (1ULL << 4)) { b += 4; us >>= 4; }
-	if (us >= (1ULL << 2)) { b += 2; us >>= 2; }
-	if (us >= (1ULL << 1)) { b += 1; us >>= 1; }
-	b += us;
-	return b < NR_LAT_BUCKETS ? b : NR_LAT_BUCKETS - 1;
-}
-
-/* What the idle masks said just before a decision: the ground truth for quality. */
-struct sis_truth {
-	bool idle_core;		/* a fully idle, allowed core in prev_cpu's LLC */
-	bool idle_cpu;		/* an idle, allowed CPU there */
-	u32 nr_idle;		/* how many */
-};
-
-/*
- * Read the idle masks word by word (constant offsets, so the verifier accepts the
- * loads) against prev_cpu's LLC and the task's allowed CPUs. Read-only: it claims
- * nothing and so cannot change the decision that follows.
- */
-static __always_inline void read_truth(struct task_struct *p, s32 prev_cpu,
-				       const struct cpumask *idle, struct sis_truth *t)
-{
-	const struct cpumask *smt = scx_bpf_get_idle_smtmask();
-	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(prev_cpu)]);
-	u32 words = (nr_cpu_ids + 63) / 64;
-	const struct cpumask *allowed_mask = p->cpus_ptr;
-	int w;
-
-#pragma unroll
-	for (w = 0; w < MAX_CPUS / 64; w++) {
-		u64 m, i;
-
-		if (w >= words)
-			break;
-		m = llc_mask[llc][w] & allowed_mask->bits[w];
-		i = m & idle->bits[w];
-		t->nr_idle += __builtin_popcountll(i);
-		if (i)
-			t->idle_cpu = true;
-		if (m & smt->bits[w])
-			t->idle_core = true;
-	}
-	scx_bpf_put_idle_cpumask(smt);
-}
-
-/* Is @p one of the tasks --quality-comm names (comm starts with the prefix)? */
-static __always_inline bool quality_task(struct task_struct *p)
-{
-	int i;
-
-	if (!quality)
-		return false;
-#pragma unroll
-	for (i = 0; i < 16; i++) {
-		if (i >= quality_comm_len)
-			break;
-		if (p->comm[i] != quality_comm[i])
-			return false;
-	}
-	return true;
-}
-
-/* Was @cpu's whole core idle before we claimed @cpu (its siblings still are)? */
-static __always_inline bool core_was_idle(const struct cpumask *idle, s32 cpu)
-{
-	u32 core = cpu_core[CPU_IDX(cpu)];
-	u32 off = core_off[CPU_IDX(core)], nr = core_nr[CPU_IDX(core)];
-	u32 i;
-
-	bpf_for(i, 0, nr) {
-		s32 sib;
-
-		if (i >= MAX_SIBLINGS)
-			break;
-		sib = core_cpus[CPU_IDX(off + i)];
-		if (sib != cpu && !available_idle_cpu(idle, sib))
-			return false;
-	}
-	return true;
-}
-
-/* Classify one decision against the truth read before it; @claimed: @cpu was idle. */
-static __always_inline void count_quality(struct sis_cpu_stats *s, const struct sis_truth *t,
-					  const struct cpumask *idle, s32 cpu, bool claimed, u32 step)
-{
-	s->cnt[STAT_Q_WAKEUPS]++;
-	s->cnt[STAT_Q_NR_IDLE] += t->nr_idle;
-	if (t->idle_cpu) {
-		s->cnt[STAT_Q_IDLE_CPU]++;
-		if (!claimed)
-			s->cnt[STAT_Q_MISSED_CPU]++;
-	}
-	if (t->idle_core) {
-		s->cnt[STAT_Q_IDLE_CORE]++;
-		if (!claimed || !core_was_idle(idle, cpu)) {
-			s->cnt[STAT_Q_MISSED_CORE]++;
-			/* the first steps take an idle CPU without asking about its core */
-			if (step == STAT_TARGET || step == STAT_PREV || step == STAT_RECENT)
-				s->cnt[STAT_Q_MISSED_CORE_EARLY]++;
-		}
-	}
-	if (!claimed)
-		s->cnt[STAT_Q_STACKED]++;
-}
+#include "sis.bpf.h"
+#include "quality.bpf.h"
+#include "queue.bpf.h"
 
 s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
@@ -771,65 +299,6 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	return cpu;
 }
 
-/* Kick one idle CPU of @cpu's LLC (else any) so the shared DSQ gets consumed. */
-static __always_inline void kick_idle_in_llc(struct task_struct *p, s32 cpu, bool count)
-{
-	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(cpu)]);
-	u32 off = llc_off[llc], nr = llc_nr[llc], i;
-	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
-	s32 found = -1;
-
-	bpf_for(i, 0, nr) {
-		s32 c = llc_cpus[CPU_IDX(off + i)];
-
-		if (allowed(p, c) && available_idle_cpu(idle, c) && scx_bpf_test_and_clear_cpu_idle(c)) {
-			found = c;
-			break;
-		}
-	}
-	scx_bpf_put_idle_cpumask(idle);
-	/* none idle in the LLC: wake any idle CPU, it will steal */
-	if (found < 0)
-		found = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
-	if (found >= 0) {
-		scx_bpf_kick_cpu(found, SCX_KICK_IDLE);
-		if (count)
-			stat_inc(STAT_IDLE_KICK);
-	}
-}
-
-/*
- * Clamp a vtime into [vtime_now - slice, vtime_now + MAX_LAG_SLICES * slice]:
- * a sleeper gets at most one slice of credit, and a low-weight task (nice 19 is
- * charged 100x) never queues so far ahead that the watchdog sees it starve.
- */
-static __always_inline u64 clamp_vtime(u64 vtime)
-{
-	u64 now = vtime_now;
-
-	if (time_before(vtime, now - slice_ns))
-		vtime = now - slice_ns;
-	if (time_after(vtime, now + MAX_LAG_SLICES * slice_ns))
-		vtime = now + MAX_LAG_SLICES * slice_ns;
-	return vtime;
-}
-
-/* A task's vtime with the slice it has used so far charged, scaled by its weight. */
-static __always_inline u64 charged_vtime(struct task_struct *p)
-{
-	u64 used = slice_ns - p->scx.slice;
-
-	if (used > slice_ns)
-		used = slice_ns;
-	return p->scx.dsq_vtime + used * 100 / (p->scx.weight ? p->scx.weight : 100);
-}
-
-/* Must @p run where it is: a single-CPU task, or one with migration disabled. */
-static __always_inline bool bound_to_cpu(struct task_struct *p)
-{
-	return p->nr_cpus_allowed == 1 || p->migration_disabled;
-}
-
 void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
@@ -848,7 +317,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 * LLC queue and an idle CPU kicked at once. A task a higher class pushed off its CPU
 	 * (SCX_ENQ_REENQ) goes that way too: our tick cannot run there to call a puller.
 	 */
-	if ((feats && feat(FEAT_IDLE_KICK)) || (enq_flags & SCX_ENQ_REENQ)) {
+	if ((feats && feat(feats, FEAT_IDLE_KICK)) || (enq_flags & SCX_ENQ_REENQ)) {
 		bool reenq = enq_flags & SCX_ENQ_REENQ;
 
 		stat_inc(reenq ? STAT_REENQ : STAT_SHARED);
@@ -865,99 +334,6 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	stat_inc(STAT_CPU_QUEUED);
 	scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, vtime, enq_flags);
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-}
-
-/* The DSQ whose head has the lower vtime, of a CPU's own and its LLC's. */
-static __always_inline bool cpu_dsq_first(u64 cpu_dsq, u64 llc_dsq)
-{
-	struct task_struct *a = __COMPAT_scx_bpf_dsq_peek(cpu_dsq);
-	struct task_struct *b = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
-
-	if (!a)
-		return false;
-	return !b || !time_after(a->scx.dsq_vtime, b->scx.dsq_vtime);
-}
-
-/*
- * ops.dispatch runs while prev is still current and not yet queued, so the queues
- * hold only the others: prev goes on (charged, slice refilled) when its vtime would
- * still be the lowest, or else a weighted task would lose its share to FIFO order.
- */
-static __always_inline bool keep_prev(struct task_struct *prev, u64 cpu_dsq, u64 llc_dsq)
-{
-	struct task_struct *a, *b;
-	u64 v;
-
-	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
-		return false;
-	/* prev's vtime as ops.enqueue would queue it: charged, then clamped */
-	v = clamp_vtime(charged_vtime(prev));
-	a = __COMPAT_scx_bpf_dsq_peek(cpu_dsq);
-	b = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
-	if ((a && time_after(v, a->scx.dsq_vtime)) || (b && time_after(v, b->scx.dsq_vtime)))
-		return false;
-	prev->scx.dsq_vtime = v;
-	prev->scx.slice = slice_ns;
-	return true;
-}
-
-/* Take a task from @c's own DSQ, if one there may run here. */
-static __always_inline bool pull_from(s32 c)
-{
-	return scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + c) > 0 &&
-	       scx_bpf_dsq_move_to_local(CPU_DSQ_BASE + c, 0);
-}
-
-/* The SMT level of sched_balance_newidle(): a sibling's waiting task. */
-static __always_inline bool pull_from_core(s32 self)
-{
-	u32 core = cpu_core[CPU_IDX(self)];
-	u32 off = core_off[CPU_IDX(core)], nr = core_nr[CPU_IDX(core)], i;
-
-	bpf_for(i, 0, nr) {
-		s32 sib;
-
-		if (i >= MAX_SIBLINGS)
-			break;
-		sib = core_cpus[CPU_IDX(off + i)];
-		if (sib != self && pull_from(sib))
-			return true;
-	}
-	return false;
-}
-
-/*
- * One LLC level of sched_balance_newidle(): the busiest CPU queue first
- * (find_busiest_queue()), then any other whose waiting tasks may run here.
- * differs: "busiest" is the most tasks waiting, not the highest weighted load.
- */
-static __always_inline bool pull_from_llc(u32 llc, s32 self)
-{
-	u32 off = llc_off[LLC_IDX(llc)], nr = llc_nr[LLC_IDX(llc)], i;
-	s32 busiest = -1, most = 0;
-
-	bpf_for(i, 0, nr) {
-		s32 c = llc_cpus[CPU_IDX(off + i)], q;
-
-		if (c == self)
-			continue;
-		q = scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + c);
-		if (q > most) {
-			most = q;
-			busiest = c;
-		}
-	}
-	if (busiest < 0)
-		return false;
-	if (pull_from(busiest))
-		return true;
-	bpf_for(i, 0, nr) {
-		s32 c = llc_cpus[CPU_IDX(off + i)];
-
-		if (c != self && c != busiest && pull_from(c))
-			return true;
-	}
-	return false;
 }
 
 /*
@@ -1006,31 +382,6 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		prev->scx.dsq_vtime = charged_vtime(prev);
 		prev->scx.slice = slice_ns;
 	}
-}
-
-/* The first CPU in @idle and @allowed other than @self, in LLC @llc or (NO_LLC) anywhere. */
-static __always_inline s32 first_idle(const struct cpumask *idle, const struct cpumask *allowed_mask,
-				      u32 llc, s32 self)
-{
-	u32 words = (nr_cpu_ids + 63) / 64;
-	s32 found = -1;
-	int w;
-
-#pragma unroll
-	for (w = 0; w < MAX_CPUS / 64; w++) {
-		u64 m;
-
-		if (w >= words)
-			break;
-		m = idle->bits[w] & allowed_mask->bits[w];
-		if (llc != NO_LLC)
-			m &= llc_mask[LLC_IDX(llc)][w];
-		if (self / 64 == w)
-			m &= ~(1ULL << (self & 63));
-		if (found < 0 && m)
-			found = w * 64 + __builtin_ctzll(m);
-	}
-	return found;
 }
 
 /*
@@ -1125,54 +476,9 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	p->scx.dsq_vtime = charged_vtime(p);
 }
 
-/*
- * __update_idle_core(): a CPU going idle whose siblings are all idle sets the hint.
- * The siblings are tested in the kernel's idle mask, which a claim clears at once, as
- * fair.c's available_idle_cpu() is false while a wakeup is on its way (ttwu_pending);
- * @cpu itself counts as idle whether or not the mask has caught up with it yet.
- */
 void BPF_STRUCT_OPS(sis_update_idle, s32 cpu, bool idle)
 {
-	const struct cpumask *idle_mask;
-	u32 core, off, nr, i;
-
-	if (!idle || !smt_enabled || !known_cpu(cpu))
-		return;
-	core = cpu_core[CPU_IDX(cpu)];
-	off = core_off[CPU_IDX(core)];
-	nr = core_nr[CPU_IDX(core)];
-	idle_mask = scx_bpf_get_idle_cpumask();
-	bpf_for(i, 0, nr) {
-		s32 sib;
-
-		if (i >= MAX_SIBLINGS)
-			break;
-		sib = core_cpus[CPU_IDX(off + i)];
-		if (sib != cpu && !available_idle_cpu(idle_mask, sib)) {
-			scx_bpf_put_idle_cpumask(idle_mask);
-			return;
-		}
-	}
-	scx_bpf_put_idle_cpumask(idle_mask);
-	set_idle_cores(cpu, 1);
-}
-
-/*
- * SIS_UTIL's update_idle_cpu_scan(): nr_idle_scan from LLC utilisation.
- * differs: utilisation is our own busy time decayed per 25 ms period, not PELT.
- */
-static u32 nr_idle_scan(u64 sum_util, u32 llc_weight)
-{
-	u64 x, tmp, y;
-
-	if (!llc_weight)
-		return 0;
-	x = sum_util / llc_weight;
-	tmp = x * x * SIS_IMBALANCE_PCT * SIS_IMBALANCE_PCT / (10000 * CAPACITY_SCALE);
-	if (tmp > CAPACITY_SCALE)
-		tmp = CAPACITY_SCALE;
-	y = CAPACITY_SCALE - tmp;
-	return y * llc_weight / CAPACITY_SCALE;
+	update_idle_core(cpu, idle);
 }
 
 static int refresh_util(void *map, int *key, struct util_timer *t)

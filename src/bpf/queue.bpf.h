@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_sis: the queueing around the search, standing in for fair.c's runqueues and
+ * balancing: vtime order, the per-CPU queues, newidle pulls, the nohz kick, and the
+ * IDLE_KICK habit.
+ */
+
+/* Kick one idle CPU of @cpu's LLC (else any) so the shared DSQ gets consumed. */
+static __always_inline void kick_idle_in_llc(struct task_struct *p, s32 cpu, bool count)
+{
+	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(cpu)]);
+	u32 off = llc_off[llc], nr = llc_nr[llc], i;
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	s32 found = -1;
+
+	bpf_for(i, 0, nr) {
+		s32 c = llc_cpus[CPU_IDX(off + i)];
+
+		if (allowed(p, c) && available_idle_cpu(idle, c) && scx_bpf_test_and_clear_cpu_idle(c)) {
+			found = c;
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	/* none idle in the LLC: wake any idle CPU, it will steal */
+	if (found < 0)
+		found = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	if (found >= 0) {
+		scx_bpf_kick_cpu(found, SCX_KICK_IDLE);
+		if (count)
+			stat_inc(STAT_IDLE_KICK);
+	}
+}
+
+/*
+ * Clamp a vtime into [vtime_now - slice, vtime_now + MAX_LAG_SLICES * slice]:
+ * a sleeper gets at most one slice of credit, and a low-weight task (nice 19 is
+ * charged 100x) never queues so far ahead that the watchdog sees it starve.
+ */
+static __always_inline u64 clamp_vtime(u64 vtime)
+{
+	u64 now = vtime_now;
+
+	if (time_before(vtime, now - slice_ns))
+		vtime = now - slice_ns;
+	if (time_after(vtime, now + MAX_LAG_SLICES * slice_ns))
+		vtime = now + MAX_LAG_SLICES * slice_ns;
+	return vtime;
+}
+
+/* A task's vtime with the slice it has used so far charged, scaled by its weight. */
+static __always_inline u64 charged_vtime(struct task_struct *p)
+{
+	u64 used = slice_ns - p->scx.slice;
+
+	if (used > slice_ns)
+		used = slice_ns;
+	return p->scx.dsq_vtime + used * 100 / (p->scx.weight ? p->scx.weight : 100);
+}
+
+/* Must @p run where it is: a single-CPU task, or one with migration disabled. */
+static __always_inline bool bound_to_cpu(struct task_struct *p)
+{
+	return p->nr_cpus_allowed == 1 || p->migration_disabled;
+}
+
+/* The DSQ whose head has the lower vtime, of a CPU's own and its LLC's. */
+static __always_inline bool cpu_dsq_first(u64 cpu_dsq, u64 llc_dsq)
+{
+	struct task_struct *a = __COMPAT_scx_bpf_dsq_peek(cpu_dsq);
+	struct task_struct *b = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
+
+	if (!a)
+		return false;
+	return !b || !time_after(a->scx.dsq_vtime, b->scx.dsq_vtime);
+}
+
+/*
+ * ops.dispatch runs while prev is still current and not yet queued, so the queues
+ * hold only the others: prev goes on (charged, slice refilled) when its vtime would
+ * still be the lowest, or else a weighted task would lose its share to FIFO order.
+ */
+static __always_inline bool keep_prev(struct task_struct *prev, u64 cpu_dsq, u64 llc_dsq)
+{
+	struct task_struct *a, *b;
+	u64 v;
+
+	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
+		return false;
+	/* prev's vtime as ops.enqueue would queue it: charged, then clamped */
+	v = clamp_vtime(charged_vtime(prev));
+	a = __COMPAT_scx_bpf_dsq_peek(cpu_dsq);
+	b = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
+	if ((a && time_after(v, a->scx.dsq_vtime)) || (b && time_after(v, b->scx.dsq_vtime)))
+		return false;
+	prev->scx.dsq_vtime = v;
+	prev->scx.slice = slice_ns;
+	return true;
+}
+
+/* Take a task from @c's own DSQ, if one there may run here. */
+static __always_inline bool pull_from(s32 c)
+{
+	return scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + c) > 0 &&
+	       scx_bpf_dsq_move_to_local(CPU_DSQ_BASE + c, 0);
+}
+
+/* The SMT level of sched_balance_newidle(): a sibling's waiting task. */
+static __always_inline bool pull_from_core(s32 self)
+{
+	u32 i;
+
+	bpf_for(i, 0, nr_siblings(self)) {
+		s32 sib = sibling(self, i);
+
+		if (sib != self && pull_from(sib))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * One LLC level of sched_balance_newidle(): the busiest CPU queue first
+ * (find_busiest_queue()), then any other whose waiting tasks may run here.
+ * differs: "busiest" is the most tasks waiting, not the highest weighted load.
+ */
+static __always_inline bool pull_from_llc(u32 llc, s32 self)
+{
+	u32 off = llc_off[LLC_IDX(llc)], nr = llc_nr[LLC_IDX(llc)], i;
+	s32 busiest = -1, most = 0;
+
+	bpf_for(i, 0, nr) {
+		s32 c = llc_cpus[CPU_IDX(off + i)], q;
+
+		if (c == self)
+			continue;
+		q = scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + c);
+		if (q > most) {
+			most = q;
+			busiest = c;
+		}
+	}
+	if (busiest < 0)
+		return false;
+	if (pull_from(busiest))
+		return true;
+	bpf_for(i, 0, nr) {
+		s32 c = llc_cpus[CPU_IDX(off + i)];
+
+		if (c != self && c != busiest && pull_from(c))
+			return true;
+	}
+	return false;
+}
+
+/* The first CPU in @idle and @allowed other than @self, in LLC @llc or (NO_LLC) anywhere. */
+static __always_inline s32 first_idle(const struct cpumask *idle, const struct cpumask *allowed_mask,
+				      u32 llc, s32 self)
+{
+	u32 words = (nr_cpu_ids + 63) / 64;
+	s32 found = -1;
+	int w;
+
+#pragma unroll
+	for (w = 0; w < MAX_CPUS / 64; w++) {
+		u64 m;
+
+		if (w >= words)
+			break;
+		m = idle->bits[w] & allowed_mask->bits[w];
+		if (llc != NO_LLC)
+			m &= llc_mask[LLC_IDX(llc)][w];
+		if (self / 64 == w)
+			m &= ~(1ULL << (self & 63));
+		if (found < 0 && m)
+			found = w * 64 + __builtin_ctzll(m);
+	}
+	return found;
+}

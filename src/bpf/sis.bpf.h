@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_sis: the fair.c port. select_idle_sibling() and the functions it calls, the
+ * fork slow path, wake_affine_idle(), the has_idle_cores hint and SIS_UTIL's scan
+ * bound, top to bottom in fair.c's order of use. Included by main.bpf.c after the
+ * topology, the maps and the helpers these read.
+ */
+
+/*
+ * Claim an idle CPU for this wakeup. Always the last test of a check: it clears
+ * the CPU's idle bit, so a second waker cannot stack on it. differs: fair.c never
+ * claims, which lets two wakers pick the same idle CPU.
+ */
+static __always_inline bool claim(s32 cpu)
+{
+	if (scx_bpf_test_and_clear_cpu_idle(cpu))
+		return true;
+	stat_inc(STAT_LOST_CLAIM);
+	return false;
+}
+
+/* test_idle_cores(); IDLE_CORE off means the hint is never consulted. */
+static __always_inline bool test_idle_cores(struct sis_ctl *feats, s32 cpu)
+{
+	if (!feat(feats, FEAT_IDLE_CORE))
+		return false;
+	return llc_ctxs[LLC_IDX(cpu_llc[CPU_IDX(cpu)])].has_idle_cores;
+}
+
+/* set_idle_cores() */
+static __always_inline void set_idle_cores(s32 cpu, u32 val)
+{
+	struct llc_ctx *llc = &llc_ctxs[LLC_IDX(cpu_llc[CPU_IDX(cpu)])];
+
+	if (val && !llc->has_idle_cores)
+		stat_inc(STAT_HINT_SET);
+	if (llc->has_idle_cores != val)
+		WRITE_ONCE(llc->has_idle_cores, val);
+}
+
+/*
+ * select_idle_core(): @cpu's whole core idle → @cpu; else remember the first idle
+ * allowed sibling in *idle_cpu.
+ */
+static __always_inline s32 select_idle_core(struct task_struct *p, const struct cpumask *idle,
+					    s32 cpu, s32 *idle_cpu, u32 *scanned)
+{
+	bool all_idle = true;
+	u32 i;
+
+	bpf_for(i, 0, nr_siblings(cpu)) {
+		s32 sib = sibling(cpu, i);
+
+		(*scanned)++;
+		if (!available_idle_cpu(idle, sib)) {
+			all_idle = false;
+			if (*idle_cpu >= 0)
+				break;
+			continue;
+		}
+		if (*idle_cpu < 0 && allowed(p, sib))
+			*idle_cpu = sib;
+	}
+	if (all_idle && claim(cpu))
+		return cpu;
+	return -1;
+}
+
+/* select_idle_smt(): an idle, allowed sibling of @target inside the LLC. */
+static __always_inline s32 select_idle_smt(struct task_struct *p, const struct cpumask *idle,
+					   s32 target, u32 *scanned)
+{
+	u32 i;
+
+	bpf_for(i, 0, nr_siblings(target)) {
+		s32 sib = sibling(target, i);
+
+		if (sib == target || !allowed(p, sib) || !cpus_share_cache(sib, target))
+			continue;
+		(*scanned)++;
+		if (available_idle_cpu(idle, sib) && claim(sib))
+			return sib;
+	}
+	return -1;
+}
+
+/*
+ * select_idle_cpu(): walk target's LLC from target + 1, wrapping. With the idle-core
+ * hint look for a whole idle core (unbounded, as in fair.c); without it test single
+ * CPUs, at most nr_idle_scan of them when SIS_UTIL is on.
+ */
+static __always_inline s32 select_idle_cpu(struct task_struct *p, const struct cpumask *idle,
+					   bool has_idle_core, s32 target, u32 *step, u32 *scanned,
+					   struct sis_ctl *feats)
+{
+	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(target)]);
+	u32 off = llc_off[llc], nr_llc = llc_nr[llc], pos = cpu_llc_pos[CPU_IDX(target)];
+	u64 seen_cores[MAX_CPUS / 64] = {};
+	s32 idle_cpu = -1;
+	int nr = MAX_CPUS;
+	u32 i;
+
+	if (!known_cpu(target))
+		return -1;
+	stat_inc(STAT_SCAN_CALLS);
+	if (feat(feats, FEAT_SIS_UTIL)) {
+		/* because !--nr is the condition to stop the scan */
+		nr = llc_ctxs[llc].nr_idle_scan + 1;
+		/* an overloaded LLC is unlikely to have an idle CPU or core */
+		if (nr == 1) {
+			stat_inc(STAT_SIS_UTIL_CUT);
+			return -1;
+		}
+	}
+
+	bpf_for(i, 1, nr_llc + 1) {
+		s32 cpu = llc_cpus[CPU_IDX(off + (pos + i) % nr_llc)];
+
+		if (!allowed(p, cpu))
+			continue;
+		if (has_idle_core) {
+			u32 core = CPU_IDX(cpu_core[CPU_IDX(cpu)]);
+			u64 bit = 1ULL << (core & 63);
+
+			/* differs: fair.c clears the core from a cpumask copy; we mark it seen. */
+			if (seen_cores[core / 64] & bit)
+				continue;
+			seen_cores[core / 64] |= bit;
+			if (select_idle_core(p, idle, cpu, &idle_cpu, scanned) >= 0) {
+				stat_inc(STAT_HINT_TRUE);
+				*step = STAT_IDLE_CORE;
+				return cpu;
+			}
+		} else {
+			if (--nr <= 0) {
+				stat_inc(STAT_SIS_UTIL_CUT);
+				return -1;
+			}
+			(*scanned)++;
+			if (available_idle_cpu(idle, cpu) && claim(cpu))
+				return cpu;
+		}
+	}
+
+	if (has_idle_core) {
+		/* a full core scan failed: the hint was wrong */
+		stat_inc(STAT_HINT_FALSE);
+		set_idle_cores(target, 0);
+		if (idle_cpu >= 0 && !claim(idle_cpu))
+			idle_cpu = -1;
+	}
+	return idle_cpu;
+}
+
+#ifndef PF_EXITING
+#define PF_EXITING 0x00000004	/* include/linux/sched.h */
+#endif
+
+/* fair.c's `current->flags & PF_EXITING` test of the waker */
+static __always_inline bool waker_exiting(void)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+
+	return cur && (cur->flags & PF_EXITING);
+}
+
+/*
+ * wake_affine(), the parts that need no load figures (wake_affine_idle()).
+ * differs: no WA_WEIGHT (no PELT load for our tasks) and no wake_wide() flip count:
+ * when the idle test decides nothing, target stays prev_cpu.
+ */
+static __always_inline s32 wake_affine(struct task_struct *p, s32 prev_cpu, u64 wake_flags,
+				       const struct cpumask *idle, struct sis_ctl *feats)
+{
+	s32 this_cpu = bpf_get_smp_processor_id();
+
+	if (!feat(feats, FEAT_WAKE_AFFINE) || !(wake_flags & SCX_WAKE_TTWU) ||
+	    this_cpu == prev_cpu || !allowed(p, this_cpu))
+		return prev_cpu;
+	if (available_idle_cpu(idle, this_cpu) && cpus_share_cache(this_cpu, prev_cpu))
+		return available_idle_cpu(idle, prev_cpu) ? prev_cpu : this_cpu;
+	/*
+	 * A sync waker about to sleep, alone on its CPU and not exiting. differs: "alone"
+	 * is nothing queued for this CPU (its local and own per-CPU DSQ), fair.c's
+	 * nr_running == 1; tasks in the shared LLC DSQ belong to no CPU yet.
+	 */
+	if ((wake_flags & SCX_WAKE_SYNC) && !waker_exiting() &&
+	    scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | this_cpu) == 0 &&
+	    scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + this_cpu) == 0)
+		return this_cpu;
+	return prev_cpu;
+}
+
+/* select_idle_sibling(), step by step; returns the CPU and the step that chose it. */
+static __always_inline s32 select_idle_sibling(struct task_struct *p, struct task_ctx *tctx,
+					       s32 prev, s32 target,
+					       const struct cpumask *idle, u32 *step,
+					       u32 *scanned, struct sis_ctl *feats)
+{
+	bool has_idle_core = false;
+	s32 recent, i;
+
+	*step = STAT_TARGET;
+	if (allowed(p, target) && available_idle_cpu(idle, target) && claim(target))
+		return target;
+
+	*step = STAT_PREV;
+	if (prev != target && cpus_share_cache(prev, target) && allowed(p, prev) &&
+	    available_idle_cpu(idle, prev) && claim(prev))
+		return prev;
+
+	/* differs: no per-CPU-kthread stacking (step 3): sched_ext lets kthreads wake like any task. */
+
+	*step = STAT_RECENT;
+	recent = tctx->recent_used_cpu;
+	tctx->recent_used_cpu = prev;
+	if (feat(feats, FEAT_RECENT_USED) && recent != prev && recent != target &&
+	    valid_cpu(recent) && cpus_share_cache(recent, target) &&
+	    allowed(p, recent) && available_idle_cpu(idle, recent) && claim(recent))
+		return recent;
+
+	if (smt_enabled) {
+		has_idle_core = test_idle_cores(feats, target);
+		*step = STAT_IDLE_SMT;
+		if (!has_idle_core && feat(feats, FEAT_IDLE_SMT) && cpus_share_cache(prev, target)) {
+			i = select_idle_smt(p, idle, prev, scanned);
+			if (i >= 0)
+				return i;
+		}
+	}
+
+	/* a core walk that finds no whole idle core may still return an idle CPU */
+	*step = STAT_IDLE_CPU;
+	i = select_idle_cpu(p, idle, has_idle_core, target, step, scanned, feats);
+	if (i >= 0)
+		return i;
+
+	*step = STAT_FALLBACK;
+	return target;
+}
+
+/* Scratch for the fork slow path: allowed idle CPUs per LLC and per node. */
+struct idlest_scratch {
+	u32 llc_idle[MAX_LLCS];
+	u32 node_idle[MAX_NODES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct idlest_scratch);
+} idlest_scratch SEC(".maps");
+
+#define NODE_IDX(n) ((u32)(n) & (MAX_NODES - 1))
+
+/* update_sg_wakeup_stats()'s idle_cpus, for every LLC and node: allowed CPUs in the idle mask. */
+static __always_inline void count_idle(struct task_struct *p, const struct cpumask *idle,
+				       struct idlest_scratch *sc)
+{
+	const struct cpumask *allowed_mask = p->cpus_ptr;
+	u32 words = (nr_cpu_ids + 63) / 64, llc, n;
+
+	bpf_for(n, 0, MAX_NODES)
+		sc->node_idle[NODE_IDX(n)] = 0;
+	bpf_for(llc, 0, nr_llcs) {
+		u32 cnt = 0;
+		int w;
+
+#pragma unroll
+		for (w = 0; w < MAX_CPUS / 64; w++) {
+			if (w >= words)
+				break;
+			cnt += __builtin_popcountll(llc_mask[LLC_IDX(llc)][w] &
+						    allowed_mask->bits[w] & idle->bits[w]);
+		}
+		sc->llc_idle[LLC_IDX(llc)] = cnt;
+		sc->node_idle[NODE_IDX(llc_node[LLC_IDX(llc)])] += cnt;
+	}
+}
+
+/*
+ * find_idlest_group_cpu() inside the chosen LLC: a CPU of a wholly idle core first
+ * (the SMT level prefers the core with the most idle CPUs), then any idle CPU.
+ * differs: first in CPU order, not the shallowest idle state (a guest has none).
+ */
+static __always_inline s32 idlest_in_llc(struct task_struct *p, u32 llc)
+{
+	u32 off = llc_off[LLC_IDX(llc)], nr = llc_nr[LLC_IDX(llc)], i;
+	const struct cpumask *mask = scx_bpf_get_idle_smtmask();
+	s32 found = -1;
+
+	bpf_for(i, 0, nr) {
+		s32 c = llc_cpus[CPU_IDX(off + i)];
+
+		if (allowed(p, c) && bpf_cpumask_test_cpu(c, mask) && claim(c)) {
+			found = c;
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(mask);
+	if (found >= 0)
+		return found;
+	mask = scx_bpf_get_idle_cpumask();
+	bpf_for(i, 0, nr) {
+		s32 c = llc_cpus[CPU_IDX(off + i)];
+
+		if (allowed(p, c) && available_idle_cpu(mask, c) && claim(c)) {
+			found = c;
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(mask);
+	return found;
+}
+
+/*
+ * select_task_rq_fair()'s slow path for fork, sched_balance_find_dst_cpu(): from the
+ * top down, the node and then the LLC with the most idle CPUs, the parent's own when
+ * it has at least as many (sched_balance_find_dst_group() keeps the local group on
+ * ties), then an idle core and an idle CPU in that LLC. sched_ext never asks us on
+ * exec (select_task_rq_scx() keeps an exec'ing task where it is).
+ * differs: groups are compared by idle CPUs only (no PELT load or util for ours).
+ */
+static __always_inline s32 find_idlest_cpu(struct task_struct *p, s32 prev_cpu,
+					   const struct cpumask *idle, u32 *step)
+{
+	struct idlest_scratch *sc;
+	u32 zero = 0, my_llc, my_node, best_node, best_llc = NO_LLC, llc, n;
+	s32 cpu;
+
+	*step = STAT_IDLEST;
+	sc = bpf_map_lookup_elem(&idlest_scratch, &zero);
+	if (sc && known_cpu(prev_cpu)) {
+		count_idle(p, idle, sc);
+		my_llc = LLC_IDX(cpu_llc[CPU_IDX(prev_cpu)]);
+		my_node = NODE_IDX(llc_node[my_llc]);
+		best_node = my_node;
+		bpf_for(n, 0, MAX_NODES) {
+			if (sc->node_idle[NODE_IDX(n)] > sc->node_idle[best_node])
+				best_node = NODE_IDX(n);
+		}
+		if (best_node == my_node)
+			best_llc = my_llc;
+		bpf_for(llc, 0, nr_llcs) {
+			if (NODE_IDX(llc_node[LLC_IDX(llc)]) != best_node)
+				continue;
+			if (best_llc == NO_LLC ||
+			    sc->llc_idle[LLC_IDX(llc)] > sc->llc_idle[LLC_IDX(best_llc)])
+				best_llc = llc;
+		}
+		if (best_llc != NO_LLC && sc->llc_idle[LLC_IDX(best_llc)]) {
+			cpu = idlest_in_llc(p, best_llc);
+			if (cpu >= 0)
+				return cpu;
+		}
+	}
+	/* the chosen LLC's idle CPUs were taken meanwhile (or prev is unknown): anywhere */
+	if (smt_enabled) {
+		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, SCX_PICK_IDLE_CORE);
+		if (cpu >= 0)
+			return cpu;
+	}
+	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	if (cpu >= 0)
+		return cpu;
+	*step = STAT_FALLBACK;
+	return prev_cpu;
+}
+
+/*
+ * __update_idle_core(): a CPU going idle whose siblings are all idle sets the hint.
+ * The siblings are tested in the kernel's idle mask, which a claim clears at once, as
+ * fair.c's available_idle_cpu() is false while a wakeup is on its way (ttwu_pending);
+ * @cpu itself counts as idle whether or not the mask has caught up with it yet.
+ */
+static __always_inline void update_idle_core(s32 cpu, bool idle)
+{
+	const struct cpumask *idle_mask;
+	u32 i;
+
+	if (!idle || !smt_enabled || !known_cpu(cpu))
+		return;
+	idle_mask = scx_bpf_get_idle_cpumask();
+	bpf_for(i, 0, nr_siblings(cpu)) {
+		s32 sib = sibling(cpu, i);
+
+		if (sib != cpu && !available_idle_cpu(idle_mask, sib)) {
+			scx_bpf_put_idle_cpumask(idle_mask);
+			return;
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle_mask);
+	set_idle_cores(cpu, 1);
+}
+
+/*
+ * SIS_UTIL's update_idle_cpu_scan(): nr_idle_scan from LLC utilisation.
+ * differs: utilisation is our own busy time decayed per 25 ms period, not PELT.
+ */
+static u32 nr_idle_scan(u64 sum_util, u32 llc_weight)
+{
+	u64 x, tmp, y;
+
+	if (!llc_weight)
+		return 0;
+	x = sum_util / llc_weight;
+	tmp = x * x * SIS_IMBALANCE_PCT * SIS_IMBALANCE_PCT / (10000 * CAPACITY_SCALE);
+	if (tmp > CAPACITY_SCALE)
+		tmp = CAPACITY_SCALE;
+	y = CAPACITY_SCALE - tmp;
+	return y * llc_weight / CAPACITY_SCALE;
+}
