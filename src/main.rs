@@ -114,6 +114,12 @@ struct Opts {
     #[arg(short = 'V', long)]
     version: bool,
 
+    /// Load the BPF programs without attaching, print the instructions the verifier
+    /// processed for each (`verified_insns PROG N`), and exit: the figures
+    /// `cargo xtask verifier` records and the suite holds to a budget.
+    #[arg(long, hide = true)]
+    verifier_report: bool,
+
     /// Load a program the verifier must reject (tests the error path).
     #[arg(long, hide = true)]
     test_verifier_reject: bool,
@@ -176,42 +182,7 @@ impl<'a> Scheduler<'a> {
         features: u64,
         open_object: &'a mut MaybeUninit<OpenObject>,
     ) -> Result<Self> {
-        let topo = topo::SisTopology::read().context("reading the CPU topology")?;
-        info!(
-            "{SCHEDULER_NAME} {}: {} CPUs, {} LLCs, {} cores, {} nodes, SMT {}; features {}",
-            full_version(),
-            topo.nr_cpus(),
-            topo.llc_nr.len(),
-            topo.core_nr.len(),
-            topo.nr_nodes,
-            if topo.smt { "on" } else { "off" },
-            features::format(features)
-        );
-
-        // libbpf's verbosity is set by libbpf_log::capture(), not obj_builder.debug().
-        let builder = BpfSkelBuilder::default();
-        let open_opts = opts.libbpf.clone().into_bpf_open_opts();
-        let mut skel = scx_ops_open!(builder, open_object, sis_ops, open_opts)
-            .context("opening the BPF scheduler")?;
-        skel.struct_ops.sis_ops_mut().exit_dump_len = opts.exit_dump_len;
-        // Let a wakeup to an idle CPU be queued to that CPU (TTWU_QUEUE), as fair
-        // tasks' are, instead of the waker locking the remote runqueue; 0 on kernels
-        // without the flag.
-        skel.struct_ops.sis_ops_mut().flags |= *scx_utils::compat::SCX_OPS_ALLOW_QUEUED_WAKEUP;
-
-        let ro = skel.maps.rodata_data.as_mut().context("BPF rodata")?;
-        topo.write_rodata(ro);
-        ro.slice_ns = opts.slice_us * 1000;
-        ro.test_verifier_reject = opts.test_verifier_reject;
-        ro.test_runtime_error = opts.test_runtime_error;
-        ro.quality = !opts.no_quality;
-        let comm = opts.quality_comm.as_bytes();
-        for (dst, &b) in ro.quality_comm.iter_mut().zip(comm) {
-            *dst = b as _;
-        }
-        ro.quality_comm_len = comm.len() as u32;
-
-        let mut skel = scx_ops_load!(skel, sis_ops, uei).map_err(verifier_hint)?;
+        let mut skel = load_skel(opts, features, open_object)?;
         control::write(
             &skel.maps.ctl,
             &bpf_intf::sis_ctl {
@@ -436,7 +407,71 @@ impl Printer {
 }
 
 /// (ns, runs) of a program from the kernel's BPF stats (kernel.bpf_stats_enabled).
+/// Open the BPF object, write the topology and options into it, and load it (the
+/// verifier runs here); nothing is attached yet.
+fn load_skel<'a>(
+    opts: &Opts,
+    features: u64,
+    open_object: &'a mut MaybeUninit<OpenObject>,
+) -> Result<BpfSkel<'a>> {
+    let topo = topo::SisTopology::read().context("reading the CPU topology")?;
+    info!(
+        "{SCHEDULER_NAME} {}: {} CPUs, {} LLCs, {} cores, {} nodes, SMT {}; features {}",
+        full_version(),
+        topo.nr_cpus(),
+        topo.llc_nr.len(),
+        topo.core_nr.len(),
+        topo.nr_nodes,
+        if topo.smt { "on" } else { "off" },
+        features::format(features)
+    );
+
+    // libbpf's verbosity is set by libbpf_log::capture(), not obj_builder.debug().
+    let builder = BpfSkelBuilder::default();
+    let open_opts = opts.libbpf.clone().into_bpf_open_opts();
+    let mut skel = scx_ops_open!(builder, open_object, sis_ops, open_opts)
+        .context("opening the BPF scheduler")?;
+    skel.struct_ops.sis_ops_mut().exit_dump_len = opts.exit_dump_len;
+    // Let a wakeup to an idle CPU be queued to that CPU (TTWU_QUEUE), as fair
+    // tasks' are, instead of the waker locking the remote runqueue; 0 on kernels
+    // without the flag.
+    skel.struct_ops.sis_ops_mut().flags |= *scx_utils::compat::SCX_OPS_ALLOW_QUEUED_WAKEUP;
+
+    let ro = skel.maps.rodata_data.as_mut().context("BPF rodata")?;
+    topo.write_rodata(ro);
+    ro.slice_ns = opts.slice_us * 1000;
+    ro.test_verifier_reject = opts.test_verifier_reject;
+    ro.test_runtime_error = opts.test_runtime_error;
+    ro.quality = !opts.no_quality;
+    let comm = opts.quality_comm.as_bytes();
+    for (dst, &b) in ro.quality_comm.iter_mut().zip(comm) {
+        *dst = b as _;
+    }
+    ro.quality_comm_len = comm.len() as u32;
+
+    scx_ops_load!(skel, sis_ops, uei).map_err(verifier_hint)
+}
+
+/// `--verifier-report`: every program's verified instruction count, one line each.
+fn verifier_report(opts: &Opts) -> Result<()> {
+    use libbpf_rs::skel::Skel;
+    let mut open_object = MaybeUninit::uninit();
+    let skel = load_skel(opts, features::default_mask(), &mut open_object)?;
+    for prog in skel.object().progs() {
+        let name = prog.name().to_string_lossy().to_string();
+        let (_, _, insns) = prog_info(prog.as_fd());
+        println!("verified_insns {} {insns}", name.trim_start_matches("sis_"));
+    }
+    Ok(())
+}
+
 fn prog_stats(fd: std::os::fd::BorrowedFd) -> (u64, u64) {
+    let (ns, cnt, _) = prog_info(fd);
+    (ns, cnt)
+}
+
+/// The kernel's statistics of one program: run ns, runs, verified instructions.
+fn prog_info(fd: std::os::fd::BorrowedFd) -> (u64, u64, u32) {
     use std::os::fd::AsRawFd;
     // SAFETY: bpf_prog_info is plain old data; the kernel fills at most `len` bytes.
     let mut info: libbpf_rs::libbpf_sys::bpf_prog_info = unsafe { std::mem::zeroed() };
@@ -445,9 +480,9 @@ fn prog_stats(fd: std::os::fd::BorrowedFd) -> (u64, u64) {
         libbpf_rs::libbpf_sys::bpf_prog_get_info_by_fd(fd.as_raw_fd(), &mut info, &mut len)
     };
     if r == 0 {
-        (info.run_time_ns, info.run_cnt)
+        (info.run_time_ns, info.run_cnt, info.verified_insns)
     } else {
-        (0, 0)
+        (0, 0, 0)
     }
 }
 
@@ -582,6 +617,10 @@ fn real_main() -> Result<()> {
     }
     // Held for the loader's life, hotplug restarts included: one scx_sis at a time.
     let _instance = preflight()?;
+    if opts.verifier_report {
+        libbpf_log::capture(opts.verbose);
+        return verifier_report(&opts);
+    }
     socket::check_path()?;
     raise_nofile();
     libbpf_log::capture(opts.verbose);

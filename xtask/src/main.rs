@@ -35,6 +35,9 @@ enum Cmd {
     Bench(bench::BenchOpts),
     /// Install (as root) or list the Debian packages the project needs.
     Setup,
+    /// Record the instructions the verifier processes for each BPF program on every
+    /// shipped kernel into tests/guest/verifier-baseline.txt (the suite's budget).
+    Verifier,
     /// Long mixed load with CPU hotplug every minute on every shipped kernel (not in CI).
     Soak {
         /// Minutes of load per kernel.
@@ -223,6 +226,7 @@ fn main() {
         Cmd::Run(o) => run_cmd(o),
         Cmd::Test(o) => suite::run(o.filter.as_deref(), o.jobs, !o.no_unit),
         Cmd::Setup => setup::ensure().map(|_| 0),
+        Cmd::Verifier => suite::verifier_baseline(),
         Cmd::Bench(o) => bench::run(o),
         Cmd::Soak {
             minutes,

@@ -64,6 +64,7 @@ type Spec = (&'static str, &'static str, bool, &'static str, i32, u64);
 
 /// Run on every kernel we test.
 const PER_KERNEL: &[Spec] = &[
+    ("verifier", "1:4:2", false, "sh /tests/verifier.sh", 0, 300),
     (
         "lifecycle",
         "1:4:2",
@@ -779,6 +780,45 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
     }
     println!("{} passed, {} failed", tally.passed, tally.failed.len());
     Ok(if tally.failed.is_empty() { 0 } else { 1 })
+}
+
+/// `cargo xtask verifier`: load scx_sis (without attaching) in a guest of every shipped
+/// kernel and record each program's verified instructions as the suite's baseline.
+pub fn verifier_baseline() -> Result<i32> {
+    setup::ensure()?;
+    build_scheduler()?;
+    let probe = crate::build_probe()?;
+    let kernels = test_kernels()?;
+    let mut out = String::from(
+        "# KERNEL PROGRAM VERIFIED_INSNS on a 1:4:2 guest (8 CPUs; the topology is in rodata, so the verifier's work depends on it), recorded by `cargo xtask verifier`;\n# tests/guest/verifier.sh holds each program to twice its figure (at least +20000, at most 250000).\n",
+    );
+    for k in &kernels {
+        let topo: Topology = "1:4:2".parse().map_err(anyhow::Error::msg)?;
+        let cfg = test_guest(k, topo, false, &probe, 300, 120);
+        let r = vm::run(&cfg, "scx_sis --verifier-report")?;
+        if r.code != 0 || r.failure.is_some() {
+            anyhow::bail!(
+                "{}: scx_sis --verifier-report failed (exit {}): {}",
+                k.version,
+                r.code,
+                vm::relevant_lines(&r.output)
+            );
+        }
+        let mut n = 0;
+        for l in r.output.lines() {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.len() == 3 && f[0] == "verified_insns" {
+                println!("{:<28} {:<14} {:>8}", k.version, f[1], f[2]);
+                out += &format!("{} {} {}\n", k.version, f[1], f[2]);
+                n += 1;
+            }
+        }
+        anyhow::ensure!(n > 0, "{}: no verified_insns lines", k.version);
+    }
+    let path = repo_root().join("tests/guest/verifier-baseline.txt");
+    std::fs::write(&path, out).with_context(|| format!("writing {}", path.display()))?;
+    println!("wrote {}", path.display());
+    Ok(0)
 }
 
 /// `cargo xtask soak`: one guest per kernel, side by side; prints each `soak:` line and

@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# verifier.sh: the instructions the verifier processed for each BPF program, held to
+# the baseline `cargo xtask verifier` recorded in verifier-baseline.txt for this
+# kernel. A program may grow to twice its baseline (at least baseline + 20000), never
+# past 250000 (a quarter of the kernel's 1000000 limit); a program the baseline does
+# not know fails, so a new program is recorded before it lands.
+. /tests/lib.sh
+K=$(uname -r)
+B=/tests/verifier-baseline.txt
+n=$(grep -c "^$K " $B)
+plan $((n + 3))
+check kernel-in-baseline "no line for $K in verifier-baseline.txt: run cargo xtask verifier" [ "$n" -gt 0 ]
+scx_sis --verifier-report >/tmp/vr.txt 2>/tmp/vr.err
+rc=$?
+check report-exit-0 "exit $rc: $(tail -3 /tmp/vr.err)" [ $rc = 0 ]
+sed 's/^/# /' /tmp/vr.txt
+missing=""
+for p in $(awk '$1 == "verified_insns" {print $2}' /tmp/vr.txt); do
+	grep -q "^$K $p " $B || missing="$missing $p"
+done
+check every-program-in-baseline "not in the baseline for $K:$missing" [ -z "$missing" ]
+grep "^$K " $B >/tmp/base.txt
+while read -r _ prog base; do
+	now=$(awk -v p="$prog" '$1 == "verified_insns" && $2 == p {print $3}' /tmp/vr.txt)
+	budget=$((base * 2))
+	[ $budget -lt $((base + 20000)) ] && budget=$((base + 20000))
+	[ $budget -gt 250000 ] && budget=250000
+	check "insns-$prog" "$prog: ${now:-not loaded} verified instructions on $K, budget $budget (baseline $base)" \
+		awk -v n="$now" -v b="$budget" 'BEGIN { exit !(n != "" && n + 0 <= b) }'
+done </tmp/base.txt
