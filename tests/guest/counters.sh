@@ -1,4 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# suite: counters 1:4:2 every 400
+# suite: counters-2:2:2-numa 2:2:2 newest 400 numa
+# suite: counters-1:4:1 1:4:1 newest 400
 # counters.sh: load, run hackbench and tbench, unload; the placement steps sum to the
 # select_cpu count exactly; clean exit.
 . /tests/lib.sh

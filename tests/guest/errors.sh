@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# suite: errors 1:4:2 newest 300
 # errors.sh: every bad start gets one clear line and a non-zero exit; nothing stays loaded.
 . /tests/lib.sh
 plan 34

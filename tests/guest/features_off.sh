@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# suite: features-off 1:4:2 newest 400
 # features_off.sh: each feature switched off drives its step's counter to zero.
 . /tests/lib.sh
 plan 15

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# suite: hotplug 1:4:2 every 300
 # hotplug.sh: a CPU going offline and online makes the kernel ask scx_sis for a
 # restart; the loader restarts by itself, logs why, and loads the new topology.
 . /tests/lib.sh

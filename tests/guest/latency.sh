@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# suite: latency 1:4:2 newest 400
 # latency.sh: scx_sis's own wakeup-latency percentiles. A light ping-pong on CPU 1:
 # p50 < p99, both non-zero. The same ping-pong sharing CPU 1 with a pinned hog:
 # p99 rises.

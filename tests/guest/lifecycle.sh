@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# suite: lifecycle 1:4:2 every 400
 # lifecycle.sh: disabled before scx_sis, enabled while it runs, disabled after SIGINT,
 # with the exit reason logged and exit status 0.
 . /tests/lib.sh

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# suite: live-switch 1:4:2 newest 400 -- 300
 # live.sh: features switched on the running instance with --set. The placement test
 # (busy loops on CPUs 0 and 2, wakee from CPU 0) flips from whole idle cores to idle
 # siblings after --set NO_IDLE_CORE and back after --set IDLE_CORE, with one PID and

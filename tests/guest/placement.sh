@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# suite: placement-1:4:2 1:4:2 newest 400 -- 400
 # placement.sh: 1:4:2 guest, busy loops on CPUs 0 and 2, a task whose prev is CPU 0
 # sleeps and wakes. IDLE_CORE: whole idle cores (4-7). NO_IDLE_CORE: an idle sibling
 # of a busy CPU (1 or 3), through select_idle_smt.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# suite: reliability 1:4:2 every 500
 # reliability.sh: loader death, an RT hog, odd tasks. No watchdog ejection, no lost task.
 . /tests/lib.sh
 plan 16

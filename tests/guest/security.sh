@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# suite: security 1:4:2 every 400
 # security.sh: only root reads stats or changes features; hostile clients of the stats
 # socket get an error or a close, never a crash or a hang; no kernel addresses in the
 # stats; a socket path someone else prepared is refused.

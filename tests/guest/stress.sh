@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# suite: stress-60s 1:4:2 newest 500 -- 60
 # stress.sh SECS: stress-ng (cpu, fork, affinity) plus hackbench at twice the CPU
 # count; scx_sis stays loaded (no watchdog stall) and exits 0 on SIGINT.
 . /tests/lib.sh

@@ -1,4 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# suite: topology-1:4:2 1:4:2 newest 300 -- 1 4 2
+# suite: topology-2:2:2-numa 2:2:2 newest 300 numa -- 2 2 2 numa
+# suite: topology-1:4:1-exit7 1:4:1 newest 300 rc=7 -- 1 4 1; exit 7
 # topology.sh SOCKETS CORES THREADS [numa]: the guest sees the topology qemu was asked for.
 . /tests/lib.sh
 plan 16

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# suite: verifier 1:4:2 every 300
 # verifier.sh: the instructions the verifier processed for each BPF program, held to
 # the baseline `cargo xtask verifier` recorded in verifier-baseline.txt for this
 # kernel. A program may grow to twice its baseline (at least baseline + 20000), never

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 struct VmTest {
     name: String,
     kernel: Kernel,
-    topo: &'static str,
+    topo: String,
     numa: bool,
     cmd: String,
     /// The guest command's expected exit status.
@@ -59,179 +59,124 @@ fn test_kernels() -> Result<Vec<Kernel>> {
     Ok(ks)
 }
 
-/// (name, topology, numa, guest command, expected exit status, timeout s)
-type Spec = (&'static str, &'static str, bool, &'static str, i32, u64);
+/// One `# suite:` line of a guest script: a VM test, declared beside the checks it runs.
+/// `# suite: NAME TOPOLOGY every|newest TIMEOUT_S [numa] [rc=N] [-- ARGS]` runs
+/// `sh /tests/SCRIPT ARGS` in a guest of that topology on every shipped kernel (named
+/// NAME-VERSION) or on the newest one, expecting exit status N (default 0).
+#[derive(Debug, PartialEq)]
+struct Spec {
+    name: String,
+    topo: String,
+    every_kernel: bool,
+    timeout: u64,
+    numa: bool,
+    rc: i32,
+    cmd: String,
+}
 
-/// Run on every kernel we test.
-const PER_KERNEL: &[Spec] = &[
-    ("verifier", "1:4:2", false, "sh /tests/verifier.sh", 0, 300),
-    (
-        "lifecycle",
-        "1:4:2",
-        false,
-        "sh /tests/lifecycle.sh",
-        0,
-        400,
-    ),
-    ("counters", "1:4:2", false, "sh /tests/counters.sh", 0, 400),
-    ("hotplug", "1:4:2", false, "sh /tests/hotplug.sh", 0, 300),
-    ("security", "1:4:2", false, "sh /tests/security.sh", 0, 400),
-    (
-        "hotplug-cycles",
-        "1:4:2",
-        false,
-        "sh /tests/hotplug_cycles.sh",
-        0,
-        600,
-    ),
-    (
-        "reliability",
-        "1:4:2",
-        false,
-        "sh /tests/reliability.sh",
-        0,
-        500,
-    ),
-];
-
-/// Run on the newest kernel.
-const ON_NEWEST: &[Spec] = &[
-    (
-        "topology-1:4:2",
-        "1:4:2",
-        false,
-        "sh /tests/topology.sh 1 4 2",
-        0,
-        300,
-    ),
-    (
-        "topology-2:2:2-numa",
-        "2:2:2",
-        true,
-        "sh /tests/topology.sh 2 2 2 numa",
-        0,
-        300,
-    ),
-    // also proves that the guest command's exit status reaches the host
-    (
-        "topology-1:4:1-exit7",
-        "1:4:1",
-        false,
-        "sh /tests/topology.sh 1 4 1; exit 7",
-        7,
-        300,
-    ),
-    (
-        "counters-2:2:2-numa",
-        "2:2:2",
-        true,
-        "sh /tests/counters.sh",
-        0,
-        400,
-    ),
-    (
-        "counters-1:4:1",
-        "1:4:1",
-        false,
-        "sh /tests/counters.sh",
-        0,
-        400,
-    ),
-    (
-        "placement-1:4:2",
-        "1:4:2",
-        false,
-        "sh /tests/placement.sh 400",
-        0,
-        400,
-    ),
-    (
-        "features-off",
-        "1:4:2",
-        false,
-        "sh /tests/features_off.sh",
-        0,
-        400,
-    ),
-    ("errors", "1:4:2", false, "sh /tests/errors.sh", 0, 300),
-    ("fidelity", "1:4:2", false, "sh /tests/fidelity.sh", 0, 500),
-    ("latency", "1:4:2", false, "sh /tests/latency.sh", 0, 400),
-    (
-        "topology-view-2:8:2-numa",
-        "2:8:2",
-        true,
-        "sh /tests/topo_view.sh",
-        0,
-        600,
-    ),
-    (
-        "topology-view-4:4:2-numa",
-        "4:4:2",
-        true,
-        "sh /tests/topo_view.sh",
-        0,
-        600,
-    ),
-    (
-        "topology-view-1:16:1",
-        "1:16:1",
-        false,
-        "sh /tests/topo_view.sh",
-        0,
-        600,
-    ),
-    // two dies per socket: does qemu give each die its own L3?
-    (
-        "topology-view-1:2:4:2",
-        "1:2:4:2",
-        false,
-        "sh /tests/topo_view.sh",
-        0,
-        600,
-    ),
-    (
-        "live-switch",
-        "1:4:2",
-        false,
-        "sh /tests/live.sh 300",
-        0,
-        400,
-    ),
-    (
-        "stress-60s",
-        "1:4:2",
-        false,
-        "sh /tests/stress.sh 60",
-        0,
-        500,
-    ),
-];
-
-fn vm_tests(kernels: &[Kernel]) -> Vec<VmTest> {
-    let make = |s: &Spec, k: &Kernel, name: String| VmTest {
-        name,
-        kernel: k.clone(),
-        topo: s.1,
-        numa: s.2,
-        cmd: s.3.to_string(),
-        rc: s.4,
-        timeout: s.5,
+fn parse_spec(script: &str, line: &str) -> Result<Spec, String> {
+    let (head, args) = match line.split_once(" -- ") {
+        Some((h, a)) => (h, format!(" {a}")),
+        None => (line, String::new()),
     };
-    let newest = kernels.last().expect("at least one kernel");
-    let mut v: Vec<VmTest> = ON_NEWEST
-        .iter()
-        .map(|s| make(s, newest, s.0.to_string()))
+    let f: Vec<&str> = head.split_whitespace().collect();
+    let [name, topo, kernels, timeout, rest @ ..] = f.as_slice() else {
+        return Err(format!(
+            "{script}: `# suite: {line}` needs NAME TOPOLOGY every|newest TIMEOUT_S"
+        ));
+    };
+    topo.parse::<Topology>()
+        .map_err(|e| format!("{script}: suite {name}: {e}"))?;
+    let every_kernel = match *kernels {
+        "every" => true,
+        "newest" => false,
+        k => {
+            return Err(format!(
+                "{script}: suite {name}: kernels '{k}' is not every or newest"
+            ))
+        }
+    };
+    let timeout = timeout
+        .parse()
+        .map_err(|_| format!("{script}: suite {name}: timeout '{timeout}' is not seconds"))?;
+    let (mut numa, mut rc) = (false, 0);
+    for opt in rest {
+        match opt.strip_prefix("rc=") {
+            Some(n) => {
+                rc = n
+                    .parse()
+                    .map_err(|_| format!("{script}: suite {name}: bad {opt}"))?
+            }
+            None if *opt == "numa" => numa = true,
+            None => return Err(format!("{script}: suite {name}: unknown option '{opt}'")),
+        }
+    }
+    Ok(Spec {
+        name: name.to_string(),
+        topo: topo.to_string(),
+        every_kernel,
+        timeout,
+        numa,
+        rc,
+        cmd: format!("sh /tests/{script}{args}"),
+    })
+}
+
+/// Every `# suite:` line of tests/guest/*.sh: adding a guest test is adding a script.
+fn specs() -> Result<Vec<Spec>> {
+    let dir = repo_root().join("tests/guest");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sh"))
         .collect();
-    for k in kernels {
-        v.extend(
-            PER_KERNEL
-                .iter()
-                .map(|s| make(s, k, format!("{}-{}", s.0, k.version))),
-        );
+    files.sort();
+    let mut v = Vec::new();
+    for f in files {
+        let script = f
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        let text =
+            std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?;
+        for line in text.lines().filter_map(|l| l.strip_prefix("# suite: ")) {
+            v.push(parse_spec(&script, line).map_err(anyhow::Error::msg)?);
+        }
+    }
+    anyhow::ensure!(!v.is_empty(), "no `# suite:` lines in {}", dir.display());
+    Ok(v)
+}
+
+fn vm_tests(kernels: &[Kernel]) -> Result<Vec<VmTest>> {
+    let newest = kernels.last().context("at least one kernel")?;
+    let mut v = Vec::new();
+    for s in specs()? {
+        let on: Vec<&Kernel> = if s.every_kernel {
+            kernels.iter().collect()
+        } else {
+            vec![newest]
+        };
+        for k in on {
+            v.push(VmTest {
+                name: if s.every_kernel {
+                    format!("{}-{}", s.name, k.version)
+                } else {
+                    s.name.clone()
+                },
+                kernel: k.clone(),
+                topo: s.topo.clone(),
+                numa: s.numa,
+                cmd: s.cmd.clone(),
+                rc: s.rc,
+                timeout: s.timeout,
+            });
+        }
     }
     // longest first: the queue is popped from the end
     v.sort_by_key(|t| t.timeout);
-    v
+    Ok(v)
 }
 
 /// A quiet single-threaded-TCG guest with scx_sis, sis-probe and tests/guest/.
@@ -734,7 +679,7 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
         bench_smoke(&mut tally, &me, &kernels)?;
         demo_smoke(&mut tally, &me, &kernels)?;
     }
-    let tests: Vec<VmTest> = vm_tests(&kernels)
+    let tests: Vec<VmTest> = vm_tests(&kernels)?
         .into_iter()
         .filter(|t| filter.is_none_or(|f| t.name.contains(f)))
         .collect();
@@ -904,6 +849,37 @@ pub fn soak(minutes: u32, only: Option<&str>, sched: &str) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn suite_lines_parse() {
+        let s = parse_spec(
+            "topology.sh",
+            "topology-1:4:1-exit7 1:4:1 newest 300 rc=7 -- 1 4 1; exit 7",
+        )
+        .unwrap();
+        assert_eq!(
+            (s.name.as_str(), s.every_kernel, s.rc, s.timeout),
+            ("topology-1:4:1-exit7", false, 7, 300)
+        );
+        assert_eq!(s.cmd, "sh /tests/topology.sh 1 4 1; exit 7");
+        let s = parse_spec("counters.sh", "counters 2:2:2 every 400 numa").unwrap();
+        assert!(s.numa && s.every_kernel && s.cmd == "sh /tests/counters.sh");
+        assert!(parse_spec("x.sh", "x 1:4:2 sometimes 10")
+            .unwrap_err()
+            .contains("every or newest"));
+        assert!(parse_spec("x.sh", "x 1:0:2 every 10").is_err());
+        assert!(parse_spec("x.sh", "x 1:4:2 every")
+            .unwrap_err()
+            .contains("needs NAME"));
+        // the shipped scripts declare the suite: every name once
+        let all = specs().unwrap();
+        let mut names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+        names.sort();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(n, names.len(), "a suite name is declared twice");
+        assert!(names.contains(&"fidelity") && names.contains(&"hotplug-cycles"));
+    }
 
     #[test]
     fn json_interval_identity() {
