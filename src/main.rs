@@ -248,20 +248,7 @@ impl<'a> Scheduler<'a> {
 
     /// Totals since load: per-CPU counters summed, histograms merged.
     fn metrics(&self) -> Result<Metrics> {
-        use bpf_intf::*;
-        let cpus = self.stats_snapshot()?;
-        let mut c = [0u64; sis_stat_NR_SIS_STATS as usize];
-        let mut lat = vec![0u64; (lat_class_NR_LAT_CLASSES * hist_consts_NR_LAT_BUCKETS) as usize];
-        let mut scan = vec![0u64; hist_consts_NR_SCAN_BUCKETS as usize];
-        let mut scan_max_ever = 0;
-        for st in cpus {
-            c.iter_mut().zip(st.cnt).for_each(|(a, b)| *a += b);
-            lat.iter_mut()
-                .zip(st.lat.iter().flatten())
-                .for_each(|(a, b)| *a += b);
-            scan.iter_mut().zip(st.scan_hist).for_each(|(a, b)| *a += b);
-            scan_max_ever = scan_max_ever.max(st.scan_max);
-        }
+        let mut m = Metrics::from_cpus(&self.stats_snapshot()?);
         let ctl = control::read(&self.skel.maps.ctl)?;
         let (prog_run_ns, prog_run_cnt) = prog_stats(self.skel.progs.sis_select_cpu.as_fd());
         let p = &self.skel.progs;
@@ -289,19 +276,12 @@ impl<'a> Scheduler<'a> {
                 )
             })
             .collect();
-        let mut m = Metrics {
-            features: features::format(ctl.features),
-            features_changed: ctl.generation,
-            uptime_s: self.attached.elapsed().as_secs_f64(),
-            scan_max_ever,
-            lat_hist: lat,
-            scan_hist: scan,
-            prog_run_ns,
-            prog_run_cnt,
-            progs,
-            ..Default::default()
-        };
-        m.set_counters(&c);
+        m.features = features::format(ctl.features);
+        m.features_changed = ctl.generation;
+        m.uptime_s = self.attached.elapsed().as_secs_f64();
+        m.prog_run_ns = prog_run_ns;
+        m.prog_run_cnt = prog_run_cnt;
+        m.progs = progs;
         m.finish();
         Ok(m)
     }

@@ -379,6 +379,32 @@ fn pct(n: u64, d: u64) -> f64 {
 }
 
 impl Metrics {
+    /// The BPF side's totals: every CPU's counters summed, histograms merged, the
+    /// longest search kept.
+    pub fn from_cpus(cpus: &[bpf_intf::sis_cpu_stats]) -> Self {
+        use bpf_intf::*;
+        let mut c = [0u64; sis_stat_NR_SIS_STATS as usize];
+        let mut m = Metrics {
+            lat_hist: vec![0; (lat_class_NR_LAT_CLASSES * hist_consts_NR_LAT_BUCKETS) as usize],
+            scan_hist: vec![0; hist_consts_NR_SCAN_BUCKETS as usize],
+            ..Default::default()
+        };
+        for st in cpus {
+            c.iter_mut().zip(st.cnt).for_each(|(a, b)| *a += b);
+            m.lat_hist
+                .iter_mut()
+                .zip(st.lat.iter().flatten())
+                .for_each(|(a, b)| *a += b);
+            m.scan_hist
+                .iter_mut()
+                .zip(st.scan_hist)
+                .for_each(|(a, b)| *a += b);
+            m.scan_max_ever = m.scan_max_ever.max(st.scan_max);
+        }
+        m.set_counters(&c);
+        m
+    }
+
     /// The eight placement steps; they sum to `select_cpu` exactly.
     #[cfg(test)]
     pub fn steps(&self) -> Vec<(&'static str, u64)> {
@@ -739,6 +765,26 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn from_cpus_sums_and_keeps_the_longest_search() {
+        let zero = vec![0u8; std::mem::size_of::<bpf_intf::sis_cpu_stats>()];
+        let mut a: bpf_intf::sis_cpu_stats = bpf_intf::from_bytes(&zero).unwrap();
+        let mut b = a;
+        a.cnt[bpf_intf::sis_stat_STAT_SELECT as usize] = 3;
+        b.cnt[bpf_intf::sis_stat_STAT_SELECT as usize] = 4;
+        b.cnt[bpf_intf::sis_stat_STAT_PULL as usize] = 2;
+        a.lat[1][5] = 1;
+        b.lat[1][5] = 2;
+        a.scan_max = 9;
+        b.scan_max = 4;
+        let m = Metrics::from_cpus(&[a, b]);
+        assert_eq!((m.select_cpu, m.pulls, m.scan_max_ever), (7, 2, 9));
+        assert_eq!(
+            m.lat_hist[bpf_intf::hist_consts_NR_LAT_BUCKETS as usize + 5],
+            3
+        );
     }
 
     /// Every index of intf.h's enum sis_stat is decoded into exactly one field.
