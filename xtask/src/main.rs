@@ -3,7 +3,6 @@
 
 mod bench;
 mod kernel;
-mod plot;
 mod setup;
 mod suite;
 mod vm;

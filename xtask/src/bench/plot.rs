@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 //! One SVG per bench suite: its first metric against the load, a line per configuration.
 
-use crate::bench::{mean, Records, Suite};
+use super::parse::{mean, Records};
+use super::suites::Suite;
 use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 use std::path::Path;

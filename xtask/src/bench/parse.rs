@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//! The guest's `bench:` and `bench-mon:` lines into records, and their averages.
+
+use std::collections::BTreeMap;
+
+/// Every figure: (suite, sched, load, metric) -> value per run.
+pub type Records = BTreeMap<(String, String, u32, String), BTreeMap<u32, f64>>;
+
+pub fn kv(s: &str) -> BTreeMap<&str, &str> {
+    s.split_whitespace()
+        .filter_map(|t| t.split_once('='))
+        .collect()
+}
+
+/// Parse the guest's `bench:` and `bench-mon:` lines.
+pub fn parse(output: &str) -> Records {
+    let mut r = Records::new();
+    // scx_sis's own counters, summed over the per-second samples of one measurement
+    let mut mon: BTreeMap<(String, String, u32, u32), BTreeMap<String, f64>> = BTreeMap::new();
+    for line in output.lines() {
+        if let Some(rest) = line.strip_prefix("bench: ") {
+            let f = kv(rest);
+            let (Some(s), Some(c), Some(run), Some(load)) =
+                (f.get("suite"), f.get("sched"), f.get("run"), f.get("load"))
+            else {
+                continue;
+            };
+            let (Ok(run), Ok(load)) = (run.parse(), load.parse()) else {
+                continue;
+            };
+            for (k, v) in &f {
+                if let Ok(v) = v.parse::<f64>() {
+                    if v.is_finite() && !["run", "load"].contains(k) {
+                        r.entry((s.to_string(), c.to_string(), load, k.to_string()))
+                            .or_default()
+                            .insert(run, v);
+                    }
+                }
+            }
+        } else if let Some(rest) = line.strip_prefix("bench-mon: ") {
+            let Some(brace) = rest.find('{') else {
+                continue;
+            };
+            let f = kv(&rest[..brace]);
+            let Ok(json) = serde_json::from_str::<serde_json::Value>(&rest[brace..]) else {
+                continue;
+            };
+            let (Some(s), Some(c), Some(Ok(run)), Some(Ok(load))) = (
+                f.get("suite"),
+                f.get("sched"),
+                f.get("run").map(|v| v.parse()),
+                f.get("load").map(|v| v.parse()),
+            ) else {
+                continue;
+            };
+            let sums = mon
+                .entry((s.to_string(), c.to_string(), load, run))
+                .or_default();
+            for k in [
+                "prog_run_ns",
+                "prog_run_cnt",
+                "scanned",
+                "select_cpu",
+                "scan_calls",
+                "sis_util_cut",
+                "q_wakeups",
+                "q_missed_core",
+                "q_missed_cpu",
+                "q_stacked",
+            ] {
+                *sums.entry(k.to_string()).or_default() += json[k].as_f64().unwrap_or(0.0);
+            }
+            let mx = json["scan_max"].as_f64().unwrap_or(0.0);
+            let e = sums.entry("scan_max".into()).or_default();
+            *e = e.max(mx);
+            // each BPF program's cost: "prog ns" and "prog runs" summed per program
+            if let Some(progs) = json["progs"].as_object() {
+                for (name, p) in progs {
+                    for (k, f) in [("ns", "run_ns"), ("runs", "runs")] {
+                        *sums.entry(format!("{name} {k}")).or_default() +=
+                            p[f].as_f64().unwrap_or(0.0);
+                    }
+                }
+            }
+        }
+    }
+    for ((s, c, load, run), v) in mon {
+        let bpf_ns: f64 = v
+            .iter()
+            .filter(|(k, _)| k.ends_with(" ns"))
+            .map(|(_, x)| x)
+            .sum();
+        let progs: Vec<(String, Option<f64>)> = v
+            .keys()
+            .filter_map(|k| k.strip_suffix(" ns"))
+            .map(|name| {
+                let runs = v.get(&format!("{name} runs")).copied().unwrap_or(0.0);
+                let ns = v.get(&format!("{name} ns")).copied().unwrap_or(0.0);
+                (format!("bpf_{name}_ns"), (runs > 0.0).then(|| ns / runs))
+            })
+            .collect();
+        let ratio = |n: &str, d: &str, scale: f64| {
+            let d = v.get(d).copied().unwrap_or(0.0);
+            (d > 0.0).then(|| v.get(n).copied().unwrap_or(0.0) / d * scale)
+        };
+        let mut put = |k: &str, x: Option<f64>| {
+            if let Some(x) = x {
+                r.entry((s.clone(), c.clone(), load, k.to_string()))
+                    .or_default()
+                    .insert(run, x);
+            }
+        };
+        let calls = v.get("select_cpu").copied().unwrap_or(0.0);
+        if bpf_ns > 0.0 && calls > 0.0 {
+            put("bpf_ns_per_wakeup", Some(bpf_ns / calls));
+        }
+        for (k, x) in progs {
+            put(&k, x);
+        }
+        if s == "cost" {
+            put("select_ns", ratio("prog_run_ns", "prog_run_cnt", 1.0));
+            put("scan_mean", ratio("scanned", "select_cpu", 1.0));
+            put("scan_max", v.get("scan_max").copied());
+            put(
+                "sis_util_cut_pct",
+                ratio("sis_util_cut", "scan_calls", 100.0),
+            );
+            put("select_cpu_calls", v.get("select_cpu").copied());
+        } else {
+            put(
+                "sis_missed_idle_core_per_1k",
+                ratio("q_missed_core", "q_wakeups", 1000.0),
+            );
+            put(
+                "sis_missed_idle_cpu_per_1k",
+                ratio("q_missed_cpu", "q_wakeups", 1000.0),
+            );
+            put(
+                "sis_stacked_per_1k",
+                ratio("q_stacked", "q_wakeups", 1000.0),
+            );
+        }
+    }
+    r
+}
+
+pub fn mean(v: &BTreeMap<u32, f64>) -> Option<f64> {
+    (!v.is_empty()).then(|| v.values().sum::<f64>() / v.len() as f64)
+}
+
+/// avg(a) / avg(b), when both exist and b is not 0.
+pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b != 0.0 => Some(a / b),
+        _ => None,
+    }
+}

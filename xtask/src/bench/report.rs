@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//! Tables in the seed's shape, the summary, CSV, JSON and the SVG plot of each suite.
+
+use super::parse::{mean, ratio, Records};
+use super::suites::Suite;
+use super::Plan;
+use anyhow::{Context, Result};
+use std::fmt::Write as _;
+use std::path::Path;
+
+pub fn num(v: f64) -> String {
+    if v.abs() >= 100.0 || v == v.trunc() {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+pub fn opt_ratio(r: Option<f64>) -> String {
+    r.map_or("-".into(), |r| format!("{r:.3}"))
+}
+
+/// The seed's table for one metric: a block per configuration, a line per load with
+/// every run's value, the average, the ratio to the first configuration and, with
+/// `vs`, a second ratio against that one.
+pub fn table(
+    r: &Records,
+    suite: &str,
+    metric: &str,
+    scheds: &[String],
+    loads: &[u32],
+    runs: u32,
+    vs: Option<&str>,
+) -> String {
+    let get = |c: &str, l: u32| r.get(&(suite.into(), c.into(), l, metric.into()));
+    let mut out = String::new();
+    let base = &scheds[0];
+    for c in scheds {
+        if !loads.iter().any(|&l| get(c, l).is_some()) {
+            continue;
+        }
+        let mut head = format!("{c:<24}");
+        for _ in 1..runs {
+            head.push_str(&" ".repeat(9));
+        }
+        let _ = write!(head, "{:>9}{:>9}", "avg", format!("/{base}"));
+        if let Some(v) = vs {
+            let _ = write!(head, "  /{v}");
+        }
+        out.push_str(head.trim_end());
+        out.push('\n');
+        for &l in loads {
+            let Some(vals) = get(c, l) else { continue };
+            let mut line = format!("{l:<6}");
+            for run in 1..=runs {
+                let _ = write!(
+                    line,
+                    "{:>9}",
+                    vals.get(&run).map_or("-".into(), |v| num(*v))
+                );
+            }
+            let avg = mean(vals);
+            let _ = write!(
+                line,
+                "{:>9}{:>9}",
+                avg.map_or("-".into(), num),
+                opt_ratio(ratio(avg, get(base, l).and_then(mean)))
+            );
+            if let Some(v) = vs {
+                let _ = write!(
+                    line,
+                    "{:>9}",
+                    opt_ratio(ratio(avg, get(v, l).and_then(mean)))
+                );
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Ratios of the first metric to the first configuration: a line per load.
+pub fn summary(r: &Records, s: &Suite, scheds: &[String], loads: &[u32]) -> String {
+    let metric = s.metrics[0].key;
+    let avg = |c: &str, l: u32| {
+        r.get(&(s.name.into(), c.into(), l, metric.into()))
+            .and_then(mean)
+    };
+    let mut out = format!("{:<8}", s.load.split(' ').next().unwrap_or("load"));
+    for c in scheds {
+        let _ = write!(out, " {c:>20}");
+    }
+    out.push('\n');
+    for &l in loads {
+        let _ = write!(out, "{l:<8}");
+        for c in scheds {
+            let _ = write!(
+                out,
+                " {:>20}",
+                opt_ratio(ratio(avg(c, l), avg(&scheds[0], l)))
+            );
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The targets, checked from the averages: one line each, MET or MISSED.
+pub fn targets(
+    r: &Records,
+    suite: &str,
+    scheds: &[String],
+    loads: &[u32],
+    cpus: u32,
+) -> Vec<String> {
+    let avg =
+        |c: &str, l: u32, m: &str| r.get(&(suite.into(), c.into(), l, m.into())).and_then(mean);
+    let mut out = vec![];
+    let sis = scheds.iter().filter(|c| c.starts_with("sis"));
+    for c in sis {
+        let line = match suite {
+            "tbench" | "wakeup" if scheds[0] == "eevdf" => {
+                let (m, want, cmp): (&str, &str, fn(f64) -> bool) = if suite == "tbench" {
+                    ("mb_s", ">= 0.98 x eevdf at every client count", |x| {
+                        x >= 0.98
+                    })
+                } else {
+                    ("lat_p99_us", "p99 <= eevdf while workers <= CPUs", |x| {
+                        x <= 1.0
+                    })
+                };
+                let bad: Vec<String> = loads
+                    .iter()
+                    .filter(|&&l| suite == "tbench" || l <= cpus)
+                    .filter_map(|&l| {
+                        let x = ratio(avg(c, l, m), avg("eevdf", l, m))?;
+                        (!cmp(x)).then(|| format!("{l}: {x:.3}"))
+                    })
+                    .collect();
+                format_target(c, want, &bad)
+            }
+            "cost" if !c.contains("NO_SIS_UTIL") => {
+                let (Some(&idle), Some(&full)) = (loads.first(), loads.last()) else {
+                    continue;
+                };
+                match ratio(avg(c, full, "select_ns"), avg(c, idle, "select_ns")) {
+                    Some(x) if x <= 1.5 => format!(
+                        "target {c}: ns/select_cpu at full load <= 1.5 x idle: MET ({x:.2})"
+                    ),
+                    Some(x) => format!(
+                        "target {c}: ns/select_cpu at full load <= 1.5 x idle: MISSED ({x:.2})"
+                    ),
+                    None => continue,
+                }
+            }
+            _ => continue,
+        };
+        out.push(line);
+    }
+    out
+}
+
+pub fn format_target(c: &str, want: &str, bad: &[String]) -> String {
+    if bad.is_empty() {
+        format!("target {c}: {want}: MET")
+    } else {
+        format!("target {c}: {want}: MISSED at {}", bad.join(", "))
+    }
+}
+
+/// Print the tables and write CSV, JSON and SVG files per suite.
+pub fn report(
+    r: &Records,
+    plan: &Plan,
+    vs: Option<&str>,
+    cpus: u32,
+    header: &str,
+    out: &Path,
+) -> Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    for (s, loads) in &plan.suites {
+        let mut text = String::new();
+        for m in s.metrics {
+            let t = table(r, s.name, m.key, &plan.scheds, loads, plan.runs, vs);
+            if t.is_empty() {
+                continue;
+            }
+            let better = if m.higher_is_better {
+                "higher"
+            } else {
+                "lower"
+            };
+            let _ = writeln!(
+                text,
+                "\n## {}: {} by {} ({better} is better)\n{t}",
+                s.name, m.label, s.load
+            );
+        }
+        let _ = writeln!(
+            text,
+            "## {} summary: {} ratio to {}\n{}",
+            s.name,
+            s.metrics[0].label,
+            plan.scheds[0],
+            summary(r, s, &plan.scheds, loads)
+        );
+        for t in targets(r, s.name, &plan.scheds, loads, cpus) {
+            let _ = writeln!(text, "{t}");
+        }
+        println!("# {header}{text}");
+        let base = out.join(s.name);
+        std::fs::write(base.with_extension("txt"), format!("# {header}\n{text}"))
+            .context("writing the table")?;
+        write_csv(r, s.name, &base.with_extension("csv"))?;
+        write_json(r, s, plan, header, cpus, &base.with_extension("json"))?;
+        super::plot::svg(
+            r,
+            s,
+            &plan.scheds,
+            loads,
+            header,
+            &base.with_extension("svg"),
+        )?;
+        println!("bench: wrote {}.{{txt,csv,json,svg}}", base.display());
+    }
+    Ok(())
+}
+
+pub fn write_csv(r: &Records, suite: &str, path: &Path) -> Result<()> {
+    let mut s = String::from("suite,sched,load,run,metric,value\n");
+    for ((su, c, l, m), vals) in r.iter().filter(|(k, _)| k.0 == suite) {
+        for (run, v) in vals {
+            let _ = writeln!(s, "{su},{c},{l},{run},{m},{v}");
+        }
+    }
+    std::fs::write(path, s).with_context(|| format!("writing {}", path.display()))
+}
+
+pub fn write_json(
+    r: &Records,
+    s: &Suite,
+    plan: &Plan,
+    header: &str,
+    cpus: u32,
+    path: &Path,
+) -> Result<()> {
+    let mut results = vec![];
+    for ((su, c, l, m), vals) in r.iter().filter(|(k, _)| k.0 == s.name) {
+        let avg = mean(vals);
+        let base = r
+            .get(&(su.clone(), plan.scheds[0].clone(), *l, m.clone()))
+            .and_then(mean);
+        results.push(serde_json::json!({
+            "sched": c, "load": l, "metric": m,
+            "runs": vals.iter().map(|(run, v)| serde_json::json!({"run": run, "value": v})).collect::<Vec<_>>(),
+            "avg": avg, "ratio": ratio(avg, base),
+        }));
+    }
+    let (_, loads) = plan
+        .suites
+        .iter()
+        .find(|(x, _)| x.name == s.name)
+        .context("suite in plan")?;
+    let doc = serde_json::json!({
+        "suite": s.name, "setup": header, "cpus": cpus, "load": s.load,
+        "scheds": plan.scheds, "loads": loads, "baseline": plan.scheds[0],
+        "results": results,
+        "targets": targets(r, s.name, &plan.scheds, loads, cpus),
+    });
+    std::fs::write(path, serde_json::to_string_pretty(&doc)?)
+        .with_context(|| format!("writing {}", path.display()))
+}
