@@ -4,6 +4,7 @@
 mod bench;
 mod kernel;
 mod setup;
+mod soak;
 mod suite;
 mod vm;
 
@@ -231,7 +232,7 @@ fn main() {
             minutes,
             kernel,
             sched,
-        } => suite::soak(minutes, kernel.as_deref(), &sched),
+        } => soak::soak(minutes, kernel.as_deref(), &sched),
     };
     match res {
         Ok(code) => std::process::exit(code),

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//! Tests that run on the host: unit tests, the xtask and scx_sis CLI, guest failures,
+//! the bench smoke run and the demo.
+
+use super::Tally;
+use crate::kernel::Kernel;
+use crate::vm;
+use crate::{repo_root, scx_sis_bin};
+use anyhow::{Context, Result};
+use std::process::Command;
+
+pub(crate) fn unit_tests(tally: &mut Tally) -> Result<()> {
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["test", "--release", "--workspace"])
+        .env(
+            "BPF_CLANG",
+            std::env::var("BPF_CLANG").unwrap_or_else(|_| "clang-19".into()),
+        )
+        .current_dir(repo_root())
+        .output()
+        .context("running cargo test")?;
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let (mut p, mut f) = (0, 0);
+    for l in text.lines() {
+        if let Some(rest) = l.strip_prefix("test result: ") {
+            let num = |key: &str| {
+                rest.split(';')
+                    .find_map(|part| {
+                        part.trim().strip_suffix(key).map(|n| {
+                            n.trim()
+                                .rsplit(' ')
+                                .next()
+                                .unwrap_or("0")
+                                .parse::<usize>()
+                                .unwrap_or(0)
+                        })
+                    })
+                    .unwrap_or(0)
+            };
+            p += num("passed");
+            f += num("failed");
+        }
+    }
+    for l in text
+        .lines()
+        .filter(|l| l.contains("FAILED") || l.contains("panicked"))
+    {
+        println!("  {l}");
+    }
+    println!("# unit tests: {p} passed, {f} failed");
+    tally.passed += p;
+    for i in 0..f {
+        tally.failed.push(format!("unit test failure {}", i + 1));
+    }
+    tally.check("unit-tests-ran", out.status.success() && p > 0, || {
+        format!("cargo test exited {:?} with {p} passed", out.status.code())
+    });
+    Ok(())
+}
+
+/// The xtask CLI's own errors, run as a user would.
+pub(crate) fn host_tests(tally: &mut Tally, kernels: &[Kernel]) -> Result<()> {
+    let me = std::env::current_exe().context("locating the xtask binary")?;
+    let run = |args: &[&str]| {
+        Command::new(&me)
+            .args(args)
+            .env_remove("SCX_SIS_KERNEL")
+            .output()
+            .map(|o| {
+                (
+                    o.status.code().unwrap_or(-1),
+                    String::from_utf8_lossy(&o.stderr).to_string(),
+                )
+            })
+    };
+    let (code, err) = run(&[
+        "vm",
+        "--no-build",
+        "--kernel",
+        "/nonexistent/vmlinuz-9.9",
+        "--",
+        "true",
+    ])?;
+    tally.check(
+        "host/vm-kernel-path-missing",
+        code == 2 && err.contains("/nonexistent/vmlinuz-9.9 does not exist"),
+        || format!("exit {code}, stderr: {err}"),
+    );
+
+    let dir = vm::tempdir("xtask-nosched")?;
+    let k = &kernels[0];
+    std::os::unix::fs::symlink(&k.vmlinuz, dir.join("vmlinuz-0.1-nosched"))?;
+    let cfg = std::fs::read_to_string(&k.config)?.replace(
+        "CONFIG_SCHED_CLASS_EXT=y",
+        "# CONFIG_SCHED_CLASS_EXT is not set",
+    );
+    std::fs::write(dir.join("config-0.1-nosched"), cfg)?;
+    let path = dir.join("vmlinuz-0.1-nosched");
+    let (code, err) = run(&[
+        "vm",
+        "--no-build",
+        "--kernel",
+        &path.to_string_lossy(),
+        "--",
+        "true",
+    ])?;
+    tally.check(
+        "host/vm-kernel-without-sched_ext",
+        code == 2 && err.contains("CONFIG_SCHED_CLASS_EXT"),
+        || format!("exit {code}, stderr: {err}"),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let (code, err) = run(&["vm", "--no-build", "--topology", "1:0:2", "--", "true"])?;
+    tally.check(
+        "host/vm-bad-topology",
+        code == 2 && err.contains("topology '1:0:2' must be positive numbers"),
+        || format!("exit {code}, stderr: {err}"),
+    );
+
+    guest_failure_tests(tally, &run, k)?;
+
+    // The host kernel has no sched_ext: scx_sis must say so, in one line.
+    if !std::path::Path::new("/sys/kernel/sched_ext").exists() {
+        let o = Command::new(scx_sis_bin())
+            .output()
+            .context("running scx_sis on the host")?;
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        let code = o.status.code().unwrap_or(-1);
+        tally.check(
+            "host/scx_sis-no-sched_ext",
+            code != 0 && err.contains("sched_ext") && err.trim().lines().count() == 1,
+            || format!("exit {code}, stderr: {err}"),
+        );
+    }
+    Ok(())
+}
+
+/// Runs this xtask binary with arguments: (exit code, stderr).
+pub(crate) type XtaskRun<'a> = dyn Fn(&[&str]) -> std::io::Result<(i32, String)> + 'a;
+
+/// A guest that panics, hangs or never boots ends the run with its own exit code
+/// and a one-line reason.
+pub(crate) fn guest_failure_tests(tally: &mut Tally, run: &XtaskRun<'_>, k: &Kernel) -> Result<()> {
+    let kernel = k.vmlinuz.to_string_lossy().to_string();
+    let base = ["vm", "--no-build", "--kernel", kernel.as_str()];
+    let cases: [(&str, Vec<&str>, i32, &str); 3] = [
+        (
+            "panic",
+            vec!["--", "sh", "-c", "echo c > /proc/sysrq-trigger"],
+            vm::EXIT_PANIC,
+            "guest kernel panic",
+        ),
+        (
+            "hang",
+            vec!["--idle-timeout", "8", "--", "sleep", "600"],
+            vm::EXIT_HANG,
+            "guest hung: no console output",
+        ),
+        (
+            "timeout",
+            vec![
+                "--timeout",
+                "20",
+                "--",
+                "sh",
+                "-c",
+                "while :; do echo .; sleep 1; done",
+            ],
+            vm::EXIT_TIMEOUT,
+            "guest run exceeded --timeout",
+        ),
+    ];
+    for (name, extra, want, reason) in cases {
+        let args: Vec<&str> = base.iter().copied().chain(extra).collect();
+        let (code, err) = run(&args)?;
+        tally.check(
+            &format!("host/vm-guest-{name}"),
+            code == want && err.contains(reason),
+            || format!("exit {code} (want {want}), stderr: {err}"),
+        );
+    }
+    // not a kernel at all: qemu cannot boot it
+    let dir = vm::tempdir("xtask-noboot")?;
+    std::fs::write(dir.join("vmlinuz-0.2-garbage"), vec![0u8; 4096])?;
+    std::fs::copy(&k.config, dir.join("config-0.2-garbage"))?;
+    let path = dir
+        .join("vmlinuz-0.2-garbage")
+        .to_string_lossy()
+        .to_string();
+    let (code, err) = run(&["vm", "--no-build", "--kernel", &path, "--", "true"])?;
+    tally.check(
+        "host/vm-guest-no-boot",
+        code == vm::EXIT_NO_BOOT && err.contains("guest did not boot"),
+        || format!("exit {code}, stderr: {err}"),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// Every bench suite, 1 run of 2 s, eevdf and sis, in one guest: each must leave a
+/// CSV with rows for both, a JSON document with results, and an SVG plot.
+pub(crate) fn bench_smoke(
+    tally: &mut Tally,
+    me: &std::path::Path,
+    kernels: &[Kernel],
+) -> Result<()> {
+    let out = repo_root().join("target/bench-smoke");
+    let _ = std::fs::remove_dir_all(&out);
+    let newest = kernels.last().context("no shipped kernel")?;
+    let suites = crate::bench::SUITES
+        .iter()
+        .map(|s| s.name)
+        .collect::<Vec<_>>();
+    let o = Command::new(me)
+        .args(["bench", &suites.join(","), "--runs", "1", "--secs", "2"])
+        .args(["--sched", "eevdf,sis", "--loads", "2", "--no-build"])
+        .args(["--kernel", &newest.version, "--out"])
+        .arg(&out)
+        .output()
+        .context("running xtask bench")?;
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    tally.check("host/bench-smoke-exit", o.status.success(), || {
+        format!(
+            "exit {:?}: {}{}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr),
+            stdout.lines().rev().take(20).collect::<Vec<_>>().join("\n")
+        )
+    });
+    for s in suites {
+        let read = |ext: &str| {
+            std::fs::read_to_string(out.join(s).with_extension(ext)).unwrap_or_default()
+        };
+        let csv = read("csv");
+        // cost times only scx_sis's own select_cpu: eevdf has none
+        let want: &[&str] = if s == "cost" {
+            &["sis"]
+        } else {
+            &["eevdf", "sis"]
+        };
+        let rows_ok = csv.starts_with("suite,sched,load,run,metric,value\n")
+            && want.iter().all(|c| {
+                csv.lines().skip(1).any(|l| {
+                    let f: Vec<&str> = l.split(',').collect();
+                    f.len() == 6 && f[1] == *c && f[5].parse::<f64>().is_ok()
+                })
+            });
+        tally.check(&format!("host/bench-smoke-{s}-csv"), rows_ok, || {
+            csv.clone()
+        });
+        let json: Option<serde_json::Value> = serde_json::from_str(&read("json")).ok();
+        let results = json
+            .as_ref()
+            .and_then(|j| j["results"].as_array())
+            .map_or(0, |r| r.len());
+        tally.check(&format!("host/bench-smoke-{s}-json"), results > 0, || {
+            format!(
+                "{} results in {}",
+                results,
+                out.join(s).with_extension("json").display()
+            )
+        });
+        let svg = read("svg");
+        tally.check(
+            &format!("host/bench-smoke-{s}-svg"),
+            svg.contains("<svg") && svg.contains("</svg>") && svg.contains(s),
+            || format!("{} bytes of SVG", svg.len()),
+        );
+    }
+    Ok(())
+}
+
+/// The demo behind README's first command (`cargo xtask run` without sched_ext on the
+/// host): both halves, live stats in each, the NO_IDLE_CORE flip visible in the
+/// summary, exit 0 and the kernel back on its default scheduler.
+pub(crate) fn demo_smoke(
+    tally: &mut Tally,
+    me: &std::path::Path,
+    kernels: &[Kernel],
+) -> Result<()> {
+    let newest = kernels.last().context("no shipped kernel")?;
+    let o = Command::new(me)
+        .args([
+            "run",
+            "--secs",
+            "12",
+            "--no-build",
+            "--kernel",
+            &newest.version,
+        ])
+        .env_remove("SCX_SIS_KERNEL")
+        .output()
+        .context("running xtask run")?;
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let tail = || out.lines().rev().take(30).collect::<Vec<_>>().join("\n");
+    tally.check("host/demo-exit-0", o.status.success(), || {
+        format!(
+            "exit {:?}: {}\n{}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr),
+            tail()
+        )
+    });
+    let lines = |feat: &str| {
+        out.lines()
+            .filter(|l| l.starts_with("[scx_sis]") && l.contains(&format!("| feat {feat}")))
+            .count()
+    };
+    tally.check(
+        "host/demo-both-halves",
+        out.contains("demo: first half")
+            && out.contains("demo: second half")
+            && lines("default") >= 2
+            && lines("NO_IDLE_CORE") >= 2,
+        || {
+            format!(
+                "{} default and {} NO_IDLE_CORE stats lines\n{}",
+                lines("default"),
+                lines("NO_IDLE_CORE"),
+                tail()
+            )
+        },
+    );
+    // `demo: % placed by idle_core   BEFORE   AFTER`: searched cores before, none after
+    let row: Vec<f64> = out
+        .lines()
+        .find(|l| l.starts_with("demo: % placed by idle_core"))
+        .map(|l| {
+            l.split_whitespace()
+                .filter_map(|w| w.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    tally.check(
+        "host/demo-flip-in-summary",
+        row.len() == 2 && row[0] > 0.0 && row[1] == 0.0,
+        || format!("idle_core row {row:?}\n{}", tail()),
+    );
+    tally.check(
+        "host/demo-default-scheduler-after",
+        out.contains("demo: scx_sis exit 0, sched_ext disabled"),
+        tail,
+    );
+    Ok(())
+}

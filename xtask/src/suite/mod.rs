@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//! `cargo xtask test`: host unit tests, host CLI tests, and the VM integration tests.
+//!
+//! A VM test boots one guest and runs a script from tests/guest/ that prints one line
+//! per check: `ok NAME` or `not ok NAME: why`. A guest that does not boot, hangs or
+//! panics is a failure, never a skip.
+
+mod host;
+mod registry;
+mod runner;
+
+use host::{bench_smoke, demo_smoke, host_tests, unit_tests};
+use registry::vm_tests;
+use runner::run_vm_test;
+pub(crate) use runner::test_guest;
+
+use crate::kernel::{self, Kernel};
+use crate::vm::{self, Topology};
+use crate::{build_scheduler, repo_root, setup};
+use anyhow::{Context, Result};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+#[derive(Clone)]
+pub(crate) struct VmTest {
+    pub(crate) name: String,
+    pub(crate) kernel: Kernel,
+    pub(crate) topo: String,
+    pub(crate) numa: bool,
+    pub(crate) cmd: String,
+    /// The guest command's expected exit status.
+    pub(crate) rc: i32,
+    pub(crate) timeout: u64,
+}
+
+#[derive(Default)]
+pub(crate) struct Tally {
+    pub(crate) passed: usize,
+    pub(crate) failed: Vec<String>,
+}
+
+impl Tally {
+    pub(crate) fn check(&mut self, name: &str, ok: bool, why: impl FnOnce() -> String) {
+        if ok {
+            self.passed += 1;
+            println!("ok {name}");
+        } else {
+            let w = why();
+            println!("not ok {name}: {w}");
+            self.failed.push(format!("{name}: {w}"));
+        }
+    }
+}
+
+/// Kernels to test on: every shipped one, or the default one when none is shipped.
+pub(crate) fn test_kernels() -> Result<Vec<Kernel>> {
+    let mut ks = kernel::kernels_in(&kernel::shared_dir(&repo_root()));
+    if ks.is_empty() {
+        ks = kernel::kernels_in(&kernel::cache_dir());
+    }
+    if ks.is_empty() {
+        ks.push(kernel::resolve(&repo_root(), None)?);
+    }
+    for k in &ks {
+        kernel::verify_config(k)?;
+    }
+    Ok(ks)
+}
+
+pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
+    let start = Instant::now();
+    setup::ensure()?;
+    build_scheduler()?;
+    let probe = crate::build_probe()?;
+    let kernels = test_kernels()?;
+    let mut tally = Tally::default();
+    if unit {
+        unit_tests(&mut tally)?;
+    }
+    if filter.is_none() {
+        host_tests(&mut tally, &kernels)?;
+        let me = std::env::current_exe().context("locating the xtask binary")?;
+        bench_smoke(&mut tally, &me, &kernels)?;
+        demo_smoke(&mut tally, &me, &kernels)?;
+    }
+    let tests: Vec<VmTest> = vm_tests(&kernels)?
+        .into_iter()
+        .filter(|t| filter.is_none_or(|f| t.name.contains(f)))
+        .collect();
+    let queue = Arc::new(Mutex::new(tests));
+    let tally = Arc::new(Mutex::new(tally));
+    let workers: Vec<_> = (0..jobs.max(1))
+        .map(|_| {
+            let q = queue.clone();
+            let t = tally.clone();
+            let probe = probe.clone();
+            std::thread::spawn(move || loop {
+                let next = q.lock().unwrap().pop();
+                match next {
+                    Some(test) => run_vm_test(&test, &probe, &t),
+                    None => break,
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        let _ = w.join();
+    }
+    let tally = tally.lock().unwrap();
+    println!("# suite took {:.0}s", start.elapsed().as_secs_f64());
+    let names: Vec<&str> = kernels.iter().map(|k| k.version.as_str()).collect();
+    println!(
+        "# kernels covered: {} ({})",
+        names.join(", "),
+        kernels[0]
+            .vmlinuz
+            .parent()
+            .map_or("?".into(), |d| d.display().to_string())
+    );
+    if kernels.len() == 1 {
+        println!(
+            "# only one kernel was covered: the per-kernel tests ran on {} alone; put more vmlinuz-VER/config-VER pairs in {} to cover more",
+            names[0],
+            kernel::shared_dir(&repo_root()).display()
+        );
+    }
+    for f in &tally.failed {
+        println!("# FAILED {}", f.lines().next().unwrap_or(""));
+    }
+    println!("{} passed, {} failed", tally.passed, tally.failed.len());
+    Ok(if tally.failed.is_empty() { 0 } else { 1 })
+}
+
+/// `cargo xtask verifier`: load scx_sis (without attaching) in a guest of every shipped
+/// kernel and record each program's verified instructions as the suite's baseline.
+pub fn verifier_baseline() -> Result<i32> {
+    setup::ensure()?;
+    build_scheduler()?;
+    let probe = crate::build_probe()?;
+    let kernels = test_kernels()?;
+    let mut out = String::from(
+        "# KERNEL PROGRAM VERIFIED_INSNS on a 1:4:2 guest (8 CPUs; the topology is in rodata, so the verifier's work depends on it), recorded by `cargo xtask verifier`;\n# tests/guest/verifier.sh holds each program to twice its figure (at least +20000, at most 250000).\n",
+    );
+    for k in &kernels {
+        let topo: Topology = "1:4:2".parse().map_err(anyhow::Error::msg)?;
+        let cfg = test_guest(k, topo, false, &probe, 300, 120);
+        let r = vm::run(&cfg, "scx_sis --verifier-report")?;
+        if r.code != 0 || r.failure.is_some() {
+            anyhow::bail!(
+                "{}: scx_sis --verifier-report failed (exit {}): {}",
+                k.version,
+                r.code,
+                vm::relevant_lines(&r.output)
+            );
+        }
+        let mut n = 0;
+        for l in r.output.lines() {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.len() == 3 && f[0] == "verified_insns" {
+                println!("{:<28} {:<14} {:>8}", k.version, f[1], f[2]);
+                out += &format!("{} {} {}\n", k.version, f[1], f[2]);
+                n += 1;
+            }
+        }
+        anyhow::ensure!(n > 0, "{}: no verified_insns lines", k.version);
+    }
+    let path = repo_root().join("tests/guest/verifier-baseline.txt");
+    std::fs::write(&path, out).with_context(|| format!("writing {}", path.display()))?;
+    println!("wrote {}", path.display());
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::registry::*;
+    use super::runner::*;
+
+    #[test]
+    fn suite_lines_parse() {
+        let s = parse_spec(
+            "topology.sh",
+            "topology-1:4:1-exit7 1:4:1 newest 300 rc=7 -- 1 4 1; exit 7",
+        )
+        .unwrap();
+        assert_eq!(
+            (s.name.as_str(), s.every_kernel, s.rc, s.timeout),
+            ("topology-1:4:1-exit7", false, 7, 300)
+        );
+        assert_eq!(s.cmd, "sh /tests/topology.sh 1 4 1; exit 7");
+        let s = parse_spec("counters.sh", "counters 2:2:2 every 400 numa").unwrap();
+        assert!(s.numa && s.every_kernel && s.cmd == "sh /tests/counters.sh");
+        assert!(parse_spec("x.sh", "x 1:4:2 sometimes 10")
+            .unwrap_err()
+            .contains("every or newest"));
+        assert!(parse_spec("x.sh", "x 1:0:2 every 10").is_err());
+        assert!(parse_spec("x.sh", "x 1:4:2 every")
+            .unwrap_err()
+            .contains("needs NAME"));
+        // the shipped scripts declare the suite: every name once
+        let all = specs().unwrap();
+        let mut names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+        names.sort();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(n, names.len(), "a suite name is declared twice");
+        assert!(names.contains(&"fidelity") && names.contains(&"hotplug-cycles"));
+    }
+
+    #[test]
+    fn json_interval_identity() {
+        let ok = r#"{"steps":"target prev recent idle_core idle_smt idle_cpu fallback idlest","select_cpu":10,"target":1,"prev":2,"recent":0,"idle_core":3,"idle_smt":0,"idle_cpu":1,"fallback":3,"idlest":0}"#;
+        assert_eq!(json_interval_error(ok), None);
+        let off = ok.replace("\"fallback\":3", "\"fallback\":2");
+        assert!(json_interval_error(&off)
+            .unwrap()
+            .contains("steps sum Some(9)"));
+        assert!(json_interval_error("{\"select_cpu\":")
+            .unwrap()
+            .starts_with("not JSON"));
+    }
+}

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//! The VM tests, read from the `# suite:` header lines of tests/guest/*.sh.
+
+use super::VmTest;
+use crate::kernel::Kernel;
+use crate::repo_root;
+use crate::vm::Topology;
+use anyhow::{Context, Result};
+
+/// One `# suite:` line of a guest script: a VM test, declared beside the checks it runs.
+/// `# suite: NAME TOPOLOGY every|newest TIMEOUT_S [numa] [rc=N] [-- ARGS]` runs
+/// `sh /tests/SCRIPT ARGS` in a guest of that topology on every shipped kernel (named
+/// NAME-VERSION) or on the newest one, expecting exit status N (default 0).
+#[derive(Debug, PartialEq)]
+pub(crate) struct Spec {
+    pub(crate) name: String,
+    pub(crate) topo: String,
+    pub(crate) every_kernel: bool,
+    pub(crate) timeout: u64,
+    pub(crate) numa: bool,
+    pub(crate) rc: i32,
+    pub(crate) cmd: String,
+}
+
+pub(crate) fn parse_spec(script: &str, line: &str) -> Result<Spec, String> {
+    let (head, args) = match line.split_once(" -- ") {
+        Some((h, a)) => (h, format!(" {a}")),
+        None => (line, String::new()),
+    };
+    let f: Vec<&str> = head.split_whitespace().collect();
+    let [name, topo, kernels, timeout, rest @ ..] = f.as_slice() else {
+        return Err(format!(
+            "{script}: `# suite: {line}` needs NAME TOPOLOGY every|newest TIMEOUT_S"
+        ));
+    };
+    topo.parse::<Topology>()
+        .map_err(|e| format!("{script}: suite {name}: {e}"))?;
+    let every_kernel = match *kernels {
+        "every" => true,
+        "newest" => false,
+        k => {
+            return Err(format!(
+                "{script}: suite {name}: kernels '{k}' is not every or newest"
+            ))
+        }
+    };
+    let timeout = timeout
+        .parse()
+        .map_err(|_| format!("{script}: suite {name}: timeout '{timeout}' is not seconds"))?;
+    let (mut numa, mut rc) = (false, 0);
+    for opt in rest {
+        match opt.strip_prefix("rc=") {
+            Some(n) => {
+                rc = n
+                    .parse()
+                    .map_err(|_| format!("{script}: suite {name}: bad {opt}"))?
+            }
+            None if *opt == "numa" => numa = true,
+            None => return Err(format!("{script}: suite {name}: unknown option '{opt}'")),
+        }
+    }
+    Ok(Spec {
+        name: name.to_string(),
+        topo: topo.to_string(),
+        every_kernel,
+        timeout,
+        numa,
+        rc,
+        cmd: format!("sh /tests/{script}{args}"),
+    })
+}
+
+/// Every `# suite:` line of tests/guest/*.sh: adding a guest test is adding a script.
+pub(crate) fn specs() -> Result<Vec<Spec>> {
+    let dir = repo_root().join("tests/guest");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sh"))
+        .collect();
+    files.sort();
+    let mut v = Vec::new();
+    for f in files {
+        let script = f
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        let text =
+            std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?;
+        for line in text.lines().filter_map(|l| l.strip_prefix("# suite: ")) {
+            v.push(parse_spec(&script, line).map_err(anyhow::Error::msg)?);
+        }
+    }
+    anyhow::ensure!(!v.is_empty(), "no `# suite:` lines in {}", dir.display());
+    Ok(v)
+}
+
+pub(crate) fn vm_tests(kernels: &[Kernel]) -> Result<Vec<VmTest>> {
+    let newest = kernels.last().context("at least one kernel")?;
+    let mut v = Vec::new();
+    for s in specs()? {
+        let on: Vec<&Kernel> = if s.every_kernel {
+            kernels.iter().collect()
+        } else {
+            vec![newest]
+        };
+        for k in on {
+            v.push(VmTest {
+                name: if s.every_kernel {
+                    format!("{}-{}", s.name, k.version)
+                } else {
+                    s.name.clone()
+                },
+                kernel: k.clone(),
+                topo: s.topo.clone(),
+                numa: s.numa,
+                cmd: s.cmd.clone(),
+                rc: s.rc,
+                timeout: s.timeout,
+            });
+        }
+    }
+    // longest first: the queue is popped from the end
+    v.sort_by_key(|t| t.timeout);
+    Ok(v)
+}

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//! One VM test: boot its guest, read its `ok`/`not ok` lines, its plan and its kernel log.
+
+use super::{Tally, VmTest};
+use crate::kernel::Kernel;
+use crate::vm::{self, Topology};
+use crate::{repo_root, scx_sis_bin};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// A quiet single-threaded-TCG guest with scx_sis, sis-probe and tests/guest/.
+pub(crate) fn test_guest(
+    kernel: &Kernel,
+    topology: Topology,
+    numa: bool,
+    probe: &std::path::Path,
+    timeout_s: u64,
+    idle_s: u64,
+) -> vm::VmConfig {
+    vm::VmConfig {
+        kernel_args: String::new(),
+        kernel: kernel.clone(),
+        topology,
+        numa,
+        mem_mib: 2048,
+        with: vec![scx_sis_bin(), probe.to_path_buf()],
+        dirs: vec![(repo_root().join("tests/guest"), "/tests".into())],
+        timeout: Duration::from_secs(timeout_s),
+        idle_timeout: Duration::from_secs(idle_s),
+        tcg_multi: false,
+        stream: false,
+    }
+}
+
+pub(crate) fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tally>) {
+    let start = Instant::now();
+    let topology = t.topo.parse::<Topology>().expect("valid test topology");
+    let cfg = test_guest(&t.kernel, topology, t.numa, probe, t.timeout, 120);
+    let res = vm::run(&cfg, &t.cmd);
+    let mut tally = tally.lock().unwrap();
+    println!(
+        "# {} ({}, {}{}, {:.0}s)",
+        t.name,
+        t.kernel.version,
+        t.topo,
+        if t.numa { " numa" } else { "" },
+        start.elapsed().as_secs_f64()
+    );
+    let r = match res {
+        Ok(r) => r,
+        Err(e) => {
+            tally.check(&t.name, false, || {
+                format!("could not start the guest: {e:#}")
+            });
+            return;
+        }
+    };
+    if let Some(why) = &r.failure {
+        tally.check(&t.name, false, || {
+            format!("{why} (exit {})\n{}", r.code, vm::relevant_lines(&r.output))
+        });
+        return;
+    }
+    // `plan N [json]`: the checks the script will report, and whether it prints
+    // `--monitor --json` intervals for the runner to verify
+    let plan = r
+        .output
+        .lines()
+        .find_map(|l| l.strip_prefix("plan "))
+        .map(|p| {
+            let mut w = p.split_whitespace();
+            let n = w.next().and_then(|n| n.parse::<usize>().ok());
+            (n, w.next() == Some("json"))
+        });
+    let json: Vec<&str> = r
+        .output
+        .lines()
+        .filter_map(|l| l.strip_prefix("json "))
+        .collect();
+    if plan.is_some_and(|(_, j)| j) || !json.is_empty() {
+        let bad: Vec<String> = json.iter().filter_map(|j| json_interval_error(j)).collect();
+        tally.check(
+            &format!("{}/json-intervals", t.name),
+            json.len() >= 2 && bad.is_empty(),
+            || {
+                format!(
+                    "{} intervals, {} bad: {}",
+                    json.len(),
+                    bad.len(),
+                    bad.join("; ")
+                )
+            },
+        );
+    }
+    let mut checks = 0;
+    for line in r.output.lines() {
+        if let Some(n) = line.strip_prefix("ok ") {
+            checks += 1;
+            tally.check(&format!("{}/{}", t.name, n.trim()), true, String::new);
+        } else if let Some(rest) = line.strip_prefix("not ok ") {
+            checks += 1;
+            let (n, why) = rest.split_once(':').unwrap_or((rest, ""));
+            let ctx = guest_context(&r.output, line);
+            tally.check(&format!("{}/{}", t.name, n.trim()), false, || {
+                format!("{}\n{ctx}", why.trim())
+            });
+        } else if line.starts_with("# ") || line.starts_with("| ") {
+            println!("  {line}");
+        }
+    }
+    let faults = vm::kernel_faults(&r.output);
+    tally.check(&format!("{}/kernel-log", t.name), faults.is_empty(), || {
+        format!(
+            "{} kernel fault report(s):\n{}",
+            faults.len(),
+            faults.join("\n")
+        )
+    });
+    let planned = plan.and_then(|(n, _)| n);
+    tally.check(
+        &format!("{}/exit-status", t.name),
+        r.code == t.rc && planned == Some(checks),
+        || {
+            format!(
+                "guest command exited {} (expected {}), {checks} checks reported, {} planned\n{}",
+                r.code,
+                t.rc,
+                planned.map_or("none".into(), |n| n.to_string()),
+                vm::relevant_lines(&r.output)
+            )
+        },
+    );
+}
+
+/// Why one `--monitor --json` line is not a valid interval, if it is not: it must
+/// parse as a JSON object whose placement steps sum to its select_cpu count.
+pub(crate) fn json_interval_error(line: &str) -> Option<String> {
+    let v: serde_json::Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => return Some(format!("not JSON ({e}): {line:.80}")),
+    };
+    let get = |k: &str| v.get(k).and_then(|x| x.as_u64());
+    // the interval names its own step fields
+    let steps: Vec<&str> = v["steps"]
+        .as_str()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    if steps.is_empty() {
+        return Some(format!("no step list: {line:.80}"));
+    }
+    let sum: Option<u64> = steps.iter().map(|k| get(k)).sum();
+    match (sum, get("select_cpu")) {
+        (Some(s), Some(n)) if s == n => None,
+        (s, n) => Some(format!("steps sum {s:?} != select_cpu {n:?}")),
+    }
+}
+
+/// The guest lines just before a failed check.
+pub(crate) fn guest_context(output: &str, line: &str) -> String {
+    let v: Vec<&str> = output.lines().collect();
+    let i = v.iter().position(|l| *l == line).unwrap_or(0);
+    v[i.saturating_sub(12)..i].join("\n")
+}
