@@ -111,6 +111,28 @@ fn open_in(dir: &OwnedFd, name: &str) -> Result<File> {
     Ok(unsafe { File::from_raw_fd(fd) })
 }
 
+/// Replace `LOCK_DIR/name` with `text` atomically (a temporary file renamed over it), so
+/// a reader sees the old or the new content, never half of one.
+pub fn write_atomic(name: &str, text: &str) -> Result<()> {
+    let dir = lock_dir()?;
+    let tmp = format!("{name}.tmp");
+    let mut f = open_in(&dir, &tmp)?;
+    f.set_len(0)
+        .and_then(|_| f.write_all(text.as_bytes()))
+        .with_context(|| format!("writing {LOCK_DIR}/{tmp}"))?;
+    let (a, b) = (CString::new(tmp.as_str())?, CString::new(name)?);
+    // SAFETY: renameat within one directory descriptor we hold, with C strings.
+    if unsafe { libc::renameat(dir.as_raw_fd(), a.as_ptr(), dir.as_raw_fd(), b.as_ptr()) } != 0 {
+        return Err(errno()).with_context(|| format!("renaming {LOCK_DIR}/{tmp} to {name}"));
+    }
+    Ok(())
+}
+
+/// Remove `LOCK_DIR/name` if it is there.
+pub fn remove(name: &str) {
+    let _ = std::fs::remove_file(Path::new(LOCK_DIR).join(name));
+}
+
 /// A held flock; released when dropped (or when the process dies, however it dies).
 pub struct Lock(#[allow(dead_code)] File);
 

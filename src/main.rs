@@ -30,6 +30,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const SCHEDULER_NAME: &str = "scx_sis";
+/// In guard::LOCK_DIR: what the running loader has attached (see write_status).
+const STATUS_FILE: &str = "status.json";
 
 /// The build id, as the scx schedulers print it: version, git hash (`-dirty` with local
 /// changes), target triple (`/debug` for a debug build), and the scx_utils version.
@@ -182,7 +184,7 @@ impl<'a> Scheduler<'a> {
         features: u64,
         open_object: &'a mut MaybeUninit<OpenObject>,
     ) -> Result<Self> {
-        let mut skel = load_skel(opts, features, open_object)?;
+        let (mut skel, view) = load_skel(opts, features, open_object)?;
         control::write(
             &skel.maps.ctl,
             &bpf_intf::sis_ctl {
@@ -194,6 +196,7 @@ impl<'a> Scheduler<'a> {
         let struct_ops = Some(scx_ops_attach!(skel, sis_ops).context("attaching scx_sis")?);
         let stats_server = socket::launch()?;
         info!("{SCHEDULER_NAME} scheduler attached");
+        Self::write_status(view, features)?;
         Ok(Self {
             skel,
             struct_ops,
@@ -203,6 +206,22 @@ impl<'a> Scheduler<'a> {
             torn_reads: std::cell::Cell::new(0),
             totals_json: opts.totals_json,
         })
+    }
+
+    /// `/run/scx_sis/status.json`, rewritten at every attach (the first and each hotplug
+    /// restart): what is loaded, for scripts, instead of parsing the log.
+    fn write_status(topology: serde_json::Value, features: u64) -> Result<()> {
+        static ATTACHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let attaches = ATTACHES.fetch_add(1, Ordering::Relaxed) + 1;
+        let status = serde_json::json!({
+            "version": full_version(),
+            "pid": std::process::id(),
+            "attaches": attaches,
+            "restarts": attaches - 1,
+            "features": features::format(features),
+            "topology": topology,
+        });
+        guard::write_atomic(STATUS_FILE, &status.to_string())
     }
 
     /// Every CPU's counters. A CPU's copy is torn when a select_cpu updated it
@@ -393,8 +412,15 @@ fn load_skel<'a>(
     opts: &Opts,
     features: u64,
     open_object: &'a mut MaybeUninit<OpenObject>,
-) -> Result<BpfSkel<'a>> {
+) -> Result<(BpfSkel<'a>, serde_json::Value)> {
     let topo = topo::SisTopology::read().context("reading the CPU topology")?;
+    let view = serde_json::json!({
+        "cpus": topo.nr_cpus(),
+        "llcs": topo.llc_nr.len(),
+        "cores": topo.core_nr.len(),
+        "nodes": topo.nr_nodes,
+        "smt": topo.smt,
+    });
     info!(
         "{SCHEDULER_NAME} {}: {} CPUs, {} LLCs, {} cores, {} nodes, SMT {}; features {}",
         full_version(),
@@ -429,14 +455,17 @@ fn load_skel<'a>(
     }
     ro.quality_comm_len = comm.len() as u32;
 
-    scx_ops_load!(skel, sis_ops, uei).map_err(verifier_hint)
+    Ok((
+        scx_ops_load!(skel, sis_ops, uei).map_err(verifier_hint)?,
+        view,
+    ))
 }
 
 /// `--verifier-report`: every program's verified instruction count, one line each.
 fn verifier_report(opts: &Opts) -> Result<()> {
     use libbpf_rs::skel::Skel;
     let mut open_object = MaybeUninit::uninit();
-    let skel = load_skel(opts, features::default_mask(), &mut open_object)?;
+    let (skel, _) = load_skel(opts, features::default_mask(), &mut open_object)?;
     for prog in skel.object().progs() {
         let name = prog.name().to_string_lossy().to_string();
         let (_, _, insns) = prog_info(prog.as_fd());
@@ -597,6 +626,8 @@ fn real_main() -> Result<()> {
     }
     // Held for the loader's life, hotplug restarts included: one scx_sis at a time.
     let _instance = preflight()?;
+    // the status file goes with us however real_main returns (before the lock does)
+    let _status = StatusFile;
     if opts.verifier_report {
         libbpf_log::capture(opts.verbose);
         return verifier_report(&opts);
@@ -626,6 +657,15 @@ fn real_main() -> Result<()> {
             continue;
         }
         return Ok(());
+    }
+}
+
+/// Removes the status file when the loader that wrote it returns.
+struct StatusFile;
+
+impl Drop for StatusFile {
+    fn drop(&mut self) {
+        guard::remove(STATUS_FILE);
     }
 }
 

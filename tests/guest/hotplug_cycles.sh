@@ -12,7 +12,7 @@ start_sis /tmp/hc.log || fail start "$(tail -3 /tmp/hc.log)"
 PID0=$SIS_PID
 scx_sis --set NO_RECENT_USED >/dev/null
 ( for i in $(seq 1 400); do hackbench -g 1 -l 40 >/dev/null 2>&1 || echo "hackbench failed" >>/tmp/hb.err; [ -e /tmp/stop ] && break; done; echo done >/tmp/hb.done ) &
-attaches() { grep -c "scheduler attached" /tmp/hc.log; }
+attaches() { status attaches; }
 settle() { i=0; while [ "$(attaches)" -lt $1 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done; wait_state enabled 30; }
 cycle=0
 for cpus in 1 3 "4 5" 7 2 1 "6 7" 5 3 2; do
@@ -20,11 +20,11 @@ for cpus in 1 3 "4 5" 7 2 1 "6 7" 5 3 2; do
 	n=$(attaches)
 	for c in $cpus; do echo 0 >/sys/devices/system/cpu/cpu$c/online; done
 	settle $((n + 1))
-	off=$(grep "CPUs," /tmp/hc.log | tail -1 | grep -o "[0-9]* CPUs")
+	off="$(status cpus) CPUs"
 	n=$(attaches)
 	for c in $cpus; do echo 1 >/sys/devices/system/cpu/cpu$c/online; done
 	settle $((n + 1))
-	echo "# cycle $cycle: offline $cpus -> $off, online -> $(grep "CPUs," /tmp/hc.log | tail -1 | grep -o "[0-9]* CPUs"), state $(state)"
+	echo "# cycle $cycle: offline $cpus -> $off, online -> $(status cpus) CPUs, state $(state)"
 done
 # faster than a restart: the next hotplug lands while the last restart is loading
 n=$(attaches)
@@ -34,17 +34,17 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
 	echo 1 >/sys/devices/system/cpu/cpu$c/online
 done
 settle $((n + 1))
-i=0; while ! grep "CPUs," /tmp/hc.log | tail -1 | grep -q "8 CPUs" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+i=0; while [ "$(status cpus)" != 8 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 wait_state enabled 30
 echo "# fast cycles: $(( $(attaches) - n )) attaches, state $(state)"
 touch /tmp/stop
 i=0; while [ ! -e /tmp/hb.done ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
-R=$(grep -c "asked for a restart" /tmp/hc.log)
+R=$(status restarts)
 echo "# $R restarts logged, $(attaches) attaches"
 check restarts-logged "$R restarts" [ "$R" -ge 20 ]
 check restart-reason "$(grep -m1 restart /tmp/hc.log)" grep -q "CPU hotplug" /tmp/hc.log
 check workload-finished "$(cat /tmp/hb.err 2>/dev/null)" sh -c '[ -e /tmp/hb.done ] && [ ! -s /tmp/hb.err ]'
-check final-topology "$(grep 'CPUs,' /tmp/hc.log | tail -1)" sh -c 'grep "CPUs," /tmp/hc.log | tail -1 | grep -q "8 CPUs, 1 LLCs, 4 cores"'
+check final-topology "$(view)" [ "$(view)" = "8 CPUs, 1 LLCs, 4 cores, 1 nodes" ]
 check still-enabled "state=$(state)" [ "$(state)" = enabled ]
 check same-loader "pid $PID0" kill -0 $PID0
 check set-survives-restarts "$(scx_sis --set 2>&1)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE IDLE_CORE IDLE_SMT NO_RECENT_USED SIS_UTIL NO_IDLE_KICK$"'

@@ -43,5 +43,10 @@ identity() {
 	echo "# $1: select_cpu=$calls, steps sum=$sum"
 	[ -n "$calls" ] && [ "$calls" -gt 0 ] && [ "$sum" = "$calls" ]
 }
+# status FIELD: a field of the running loader's /run/scx_sis/status.json (attaches,
+# restarts, features, pid, ...; topology fields are cpus, llcs, cores, nodes, smt)
+status() { grep -o "\"$1\":[^,}]*" /run/scx_sis/status.json 2>/dev/null | head -1 | cut -d: -f2 | tr -d '"'; }
+# view: the topology the loader attached with, as `N CPUs, N LLCs, N cores, N nodes`
+view() { echo "$(status cpus) CPUs, $(status llcs) LLCs, $(status cores) cores, $(status nodes) nodes"; }
 # plan N: how many checks this script reports; the runner fails a script that reports fewer
 plan() { echo "plan $1"; }

@@ -37,8 +37,8 @@ check after-no-idle-core "$b/$N on idle siblings 1,3" [ $((b * 2)) -gt $N ]
 check back-to-idle-core "$c/$N on whole idle cores" [ $((c * 100)) -ge $((N * 95)) ]
 check same-instance "pid $PID0 vs $SIS_PID, alive: $(kill -0 $PID0 && echo yes)" kill -0 $PID0
 # had sched_ext left `enabled`, this loader would have exited or logged a restart
-check never-left-enabled "state=$(state), $(grep -c 'scheduler attached' /tmp/live.log) attaches" \
-	sh -c '[ "$(cat /sys/kernel/sched_ext/state)" = enabled ] && [ $(grep -c "scheduler attached" /tmp/live.log) = 1 ] && ! grep -qi restart /tmp/live.log'
+check never-left-enabled "state=$(state), $(status attaches) attaches, $(status restarts) restarts" \
+	[ "$(state)" = enabled -a "$(status attaches)" = 1 -a "$(status restarts)" = 0 ]
 stop_sis
 check marked-interval "$(grep -c 'changed]' /tmp/live.log) marked intervals" grep -q "feat NO_IDLE_CORE \[changed\]" /tmp/live.log
 check exit-0 "exit $SIS_RC" [ "$SIS_RC" = 0 ]

@@ -17,7 +17,7 @@ cores=$(for c in $S/cpu[0-9]*; do echo "$(cat $c/topology/physical_package_id) $
 nodes=$(ls -d /sys/devices/system/node/node* | wc -l)
 echo "# sysfs: $N CPUs, $llcs LLCs ($(cat $S/cpu*/cache/index3/shared_cpu_list 2>/dev/null | sort -u | tr '\n' ' ')), $cores cores, $nodes nodes"
 start_sis /tmp/t.log --stats 1 --json || fail start "$(tail -3 /tmp/t.log)"
-view=$(grep -o "[0-9]* CPUs, [0-9]* LLCs, [0-9]* cores, [0-9]* nodes" /tmp/t.log | head -1)
+view=$(view)
 echo "# scx_sis: $view"
 check view-matches-sysfs "scx_sis '$view' vs sysfs $N/$llcs/$cores/$nodes" [ "$view" = "$N CPUs, $llcs LLCs, $cores cores, $nodes nodes" ]
 # full load: twice as many CPU hogs as CPUs, plus wakeups to place

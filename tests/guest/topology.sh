@@ -33,8 +33,8 @@ check bpffs "bpffs not mounted" sh -c 'grep -q " /sys/fs/bpf bpf" /proc/mounts'
 LLCS=1; [ "$NUMA" = numa ] && LLCS=$S
 NODES=1; [ "$NUMA" = numa ] && NODES=$S
 start_sis /tmp/tv.log || fail start "$(tail -3 /tmp/tv.log)"
+view=$(view)
 stop_sis
-view=$(grep -o "[0-9]* CPUs, [0-9]* LLCs, [0-9]* cores, [0-9]* nodes" /tmp/tv.log | head -1)
 check scx_sis-view "scx_sis '$view', want $N CPUs, $LLCS LLCs, $((S * C)) cores, $NODES nodes" \
 	[ "$view" = "$N CPUs, $LLCS LLCs, $((S * C)) cores, $NODES nodes" ]
 check debugfs "debugfs not mounted" sh -c 'grep -q " /sys/kernel/debug debugfs" /proc/mounts'
