@@ -16,7 +16,7 @@ mod topo;
 use anyhow::{bail, Context, Result};
 use bpf_skel::*;
 use clap::Parser;
-use crossbeam::channel::RecvTimeoutError;
+use crossbeam::channel::TryRecvError;
 use libbpf_rs::{MapCore, MapFlags, OpenObject};
 use log::{info, warn};
 use scx_stats::prelude::*;
@@ -321,9 +321,11 @@ impl<'a> Scheduler<'a> {
         let mut last_total = self.metrics()?;
         while !shutdown.load(Ordering::Relaxed) && !self.exited() {
             // Each client gets totals; its own delta() derives its interval from uptime_s.
-            match req_ch.recv_timeout(Duration::from_millis(200)) {
+            // Poll, then sleep: crossbeam's recv_timeout() was seen keeping this thread
+            // on a CPU under TCG (a CPU the placement tests then found busy).
+            match req_ch.try_recv() {
                 Ok(()) => res_ch.send(self.metrics()?)?,
-                Err(RecvTimeoutError::Timeout) => {}
+                Err(TryRecvError::Empty) => std::thread::sleep(Duration::from_millis(50)),
                 Err(e) => Err(e)?,
             }
             if let Some(every) = stats_every {

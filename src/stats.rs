@@ -90,6 +90,7 @@ pub struct Metrics {
         desc = "Tasks a higher class (RT, stop) pushed off a CPU, requeued on the LLC's shared DSQ with a kick"
     )]
     pub reenq: u64,
+
     #[stat(desc = "Wakeups placed on a CPU other than prev_cpu")]
     pub migrations: u64,
     #[stat(desc = "Wakeups placed in another LLC than prev_cpu's")]

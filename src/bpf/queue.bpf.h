@@ -8,19 +8,9 @@
 /* Kick one idle CPU of @cpu's LLC (else any) so the shared DSQ gets consumed. */
 static __always_inline void kick_idle_in_llc(struct task_struct *p, s32 cpu, bool count)
 {
-	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(cpu)]);
-	u32 off = llc_off[llc], nr = llc_nr[llc], i;
 	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
-	s32 found = -1;
+	s32 found = claim_in_llc(p, cpu_llc[CPU_IDX(cpu)], idle, false);
 
-	bpf_for(i, 0, nr) {
-		s32 c = llc_cpus[CPU_IDX(off + i)];
-
-		if (allowed(p, c) && available_idle_cpu(idle, c) && scx_bpf_test_and_clear_cpu_idle(c)) {
-			found = c;
-			break;
-		}
-	}
 	scx_bpf_put_idle_cpumask(idle);
 	/* none idle in the LLC: wake any idle CPU, it will steal */
 	if (found < 0)

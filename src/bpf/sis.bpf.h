@@ -19,6 +19,26 @@ static __always_inline bool claim(s32 cpu)
 	return false;
 }
 
+/*
+ * The first CPU of LLC @llc that @p may use and @mask (an idle mask) holds, claimed;
+ * -1 if none. @count_lost: a lost claim is a placement's (counted), not a kick's.
+ */
+static __always_inline s32 claim_in_llc(struct task_struct *p, u32 llc,
+					const struct cpumask *mask, bool count_lost)
+{
+	u32 off = llc_off[LLC_IDX(llc)], nr = llc_nr[LLC_IDX(llc)], i;
+
+	bpf_for(i, 0, nr) {
+		s32 c = llc_cpus[CPU_IDX(off + i)];
+
+		if (!allowed(p, c) || !bpf_cpumask_test_cpu(c, mask))
+			continue;
+		if (count_lost ? claim(c) : scx_bpf_test_and_clear_cpu_idle(c))
+			return c;
+	}
+	return -1;
+}
+
 /* test_idle_cores(); IDLE_CORE off means the hint is never consulted. */
 static __always_inline bool test_idle_cores(struct sis_ctl *feats, s32 cpu)
 {
@@ -286,30 +306,14 @@ static __always_inline void count_idle(struct task_struct *p, const struct cpuma
  */
 static __always_inline s32 idlest_in_llc(struct task_struct *p, u32 llc)
 {
-	u32 off = llc_off[LLC_IDX(llc)], nr = llc_nr[LLC_IDX(llc)], i;
 	const struct cpumask *mask = scx_bpf_get_idle_smtmask();
-	s32 found = -1;
+	s32 found = claim_in_llc(p, llc, mask, true);
 
-	bpf_for(i, 0, nr) {
-		s32 c = llc_cpus[CPU_IDX(off + i)];
-
-		if (allowed(p, c) && bpf_cpumask_test_cpu(c, mask) && claim(c)) {
-			found = c;
-			break;
-		}
-	}
 	scx_bpf_put_idle_cpumask(mask);
 	if (found >= 0)
 		return found;
 	mask = scx_bpf_get_idle_cpumask();
-	bpf_for(i, 0, nr) {
-		s32 c = llc_cpus[CPU_IDX(off + i)];
-
-		if (allowed(p, c) && available_idle_cpu(mask, c) && claim(c)) {
-			found = c;
-			break;
-		}
-	}
+	found = claim_in_llc(p, llc, mask, true);
 	scx_bpf_put_idle_cpumask(mask);
 	return found;
 }
