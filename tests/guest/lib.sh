@@ -19,7 +19,11 @@ start_sis() {
 	log=$1; shift
 	scx_sis --totals-json "$@" >"$log" 2>&1 &
 	SIS_PID=$!
-	wait_state enabled 60
+	wait_state enabled 60 || return 1
+	# the loader writes its status file just after attaching
+	i=0
+	while [ "$(status pid)" != "$SIS_PID" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	[ "$(status pid)" = "$SIS_PID" ]
 }
 # stop_sis: SIGINT, wait; sets SIS_RC
 stop_sis() {
