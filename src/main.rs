@@ -325,7 +325,7 @@ impl<'a> Scheduler<'a> {
             // on a CPU under TCG (a CPU the placement tests then found busy).
             match req_ch.try_recv() {
                 Ok(()) => res_ch.send(self.metrics()?)?,
-                Err(TryRecvError::Empty) => std::thread::sleep(Duration::from_millis(50)),
+                Err(TryRecvError::Empty) => std::thread::sleep(Duration::from_millis(200)),
                 Err(e) => Err(e)?,
             }
             if let Some(every) = stats_every {
