@@ -9,11 +9,11 @@ N=${1:-400}
 sis-probe spin 0 & S0=$!
 sis-probe spin 2 & S2=$!
 run() { # run NAME FEATURES [ARGS]
-	start_sis /tmp/p-$1.log -f "$2" ${3:---quality-comm sis-probe} || { fail "$1-start" "$(tail -3 /tmp/p-$1.log)"; return; }
+	start_sis /tmp/p-$1.log -f "$2" ${3:---quality-comm sis-wake} || { fail "$1-start" "$(tail -3 /tmp/p-$1.log)"; return; }
 	sleep 1
 	sis-probe trace start 4096
 	sis-probe wake $N 2000 0 >/tmp/w-$1.txt
-	sis-probe trace stop sis-probe >/tmp/t-$1.txt
+	sis-probe trace stop sis-wake >/tmp/t-$1.txt
 	stop_sis
 	sed 's/^/# '"$1"' /' /tmp/t-$1.txt
 	sed -n 's/^# wake histogram/# '"$1"' wake histogram/p' /tmp/w-$1.txt

@@ -4,7 +4,8 @@
  *
  *   sis-probe spin CPU [NICE]     busy loop pinned to CPU, forever
  *   sis-probe wake N US CPU       N times: run on CPU, sleep US microseconds, wake
- *                                 free to run anywhere; print where each wakeup ran
+ *                                 free to run anywhere (comm sis-wake); print where
+ *                                 each wakeup ran
  *   sis-probe pingpong N          two threads wake each other N times over a pipe
  *   sis-probe hostile SOCK MODE   send a bad request (garbage, truncated, huge,
  *                                 unknown) to a stats socket; exit 1 if no answer
@@ -79,6 +80,8 @@ static int wake(int n, int us, int cpu)
 	static long hist[MAX_CPUS];
 	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000L };
 
+	/* its own comm, so quality counters and the tracer count this task alone */
+	prctl(PR_SET_NAME, "sis-wake");
 	for (int i = 0; i < n; i++) {
 		/* run on CPU, then let the wakeup choose freely: prev_cpu == CPU */
 		pin(cpu);
