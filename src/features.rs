@@ -50,6 +50,18 @@ pub const FEATURES: &[Feature] = &[
         default: false,
         desc: "not fair.c: a sched_ext habit; a wakeup that stacks (fallback, queued) waits on the LLC's shared queue and an idle CPU is kicked at once; off: it waits on target as in fair.c until target runs it or an idle balance pulls it",
     },
+    Feature {
+        name: "SIS_AVG_CPU",
+        bit: bpf_intf::sis_feature_FEAT_SIS_AVG_CPU as u64,
+        default: false,
+        desc: "fair.c 4.13-5.11: skip the idle-CPU walk when the waking CPU's avg_idle / 512 < its LLC domain's avg_scan_cost + 1 (removed in 5.12)",
+    },
+    Feature {
+        name: "SIS_PROP",
+        bit: bpf_intf::sis_feature_FEAT_SIS_PROP as u64,
+        default: false,
+        desc: "fair.c 4.13-6.6: walk at most max(4, llc_weight * wake_avg_idle / avg_scan_cost) CPUs (SIS_UTIL, when on, overrides the count)",
+    },
 ];
 
 pub fn default_mask() -> u64 {
@@ -163,7 +175,7 @@ mod tests {
         let m = parse("no_sis_util, NO_IDLE_SMT", all).unwrap();
         assert_eq!(
             format(m),
-            "WAKE_AFFINE IDLE_CORE NO_IDLE_SMT RECENT_USED NO_SIS_UTIL NO_IDLE_KICK"
+            "WAKE_AFFINE IDLE_CORE NO_IDLE_SMT RECENT_USED NO_SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP"
         );
         assert_eq!(from_text(&format(m)), m);
         assert_eq!(changed(m), "NO_IDLE_SMT,NO_SIS_UTIL");
@@ -188,10 +200,10 @@ mod tests {
             assert_eq!(seen & f.bit, 0, "{} overlaps", f.name);
             seen |= f.bit;
         }
-        // every fair.c step on, the sched_ext habit off
-        assert_eq!(
-            default_mask(),
-            seen & !(bpf_intf::sis_feature_FEAT_IDLE_KICK as u64)
-        );
+        // today's fair.c on; the sched_ext habit and the bounds of earlier kernels off
+        let off = bpf_intf::sis_feature_FEAT_IDLE_KICK
+            | bpf_intf::sis_feature_FEAT_SIS_AVG_CPU
+            | bpf_intf::sis_feature_FEAT_SIS_PROP;
+        assert_eq!(default_mask(), seen & !(off as u64));
     }
 }

@@ -56,6 +56,18 @@ pub struct Metrics {
     pub scan_calls: u64,
     #[stat(desc = "select_idle_cpu walks stopped or skipped by the SIS_UTIL limit")]
     pub sis_util_cut: u64,
+    #[stat(
+        desc = "select_idle_cpu walks skipped by SIS_AVG_CPU (avg_idle / 512 < avg_scan_cost + 1)"
+    )]
+    pub sis_avg_cpu_cut: u64,
+    #[stat(
+        desc = "select_idle_cpu walks stopped by SIS_PROP's limit (when SIS_UTIL does not override it)"
+    )]
+    pub sis_prop_cut: u64,
+    #[stat(desc = "Walks timed for avg_scan_cost (while SIS_AVG_CPU or SIS_PROP is on)")]
+    pub scan_timed: u64,
+    #[stat(desc = "Their summed cost, ns (the samples avg_scan_cost averages)")]
+    pub scan_ns: u64,
     #[stat(desc = "has_idle_cores hint set (0 -> 1) by a core going wholly idle")]
     pub hint_set: u64,
     #[stat(desc = "Core walks under the hint that found an idle core")]
@@ -155,6 +167,18 @@ pub struct Metrics {
     pub scan_max: u64,
     #[stat(desc = "Percent of select_idle_cpu walks stopped or skipped by SIS_UTIL")]
     pub sis_util_cut_pct: f64,
+    #[stat(desc = "Percent of select_idle_cpu walks skipped by SIS_AVG_CPU")]
+    pub sis_avg_cpu_cut_pct: f64,
+    #[stat(desc = "Percent of select_idle_cpu walks stopped by SIS_PROP")]
+    pub sis_prop_cut_pct: f64,
+    #[stat(
+        desc = "Percent of select_idle_cpu walks cut by any bound (SIS_UTIL, SIS_AVG_CPU, SIS_PROP)"
+    )]
+    pub cut_pct: f64,
+    #[stat(
+        desc = "Mean cost of a timed walk, ns (what avg_scan_cost tracks; 0 unless SIS_AVG_CPU or SIS_PROP is on)"
+    )]
+    pub scan_cost_ns: f64,
     #[stat(desc = "Percent of idle-core walks whose has_idle_cores hint was wrong")]
     pub hint_fp_pct: f64,
     #[stat(desc = "Lost claims per 1000 wakeups")]
@@ -235,6 +259,10 @@ counter_table! {
     scanned = sis_stat_STAT_SCANNED,
     scan_calls = sis_stat_STAT_SCAN_CALLS,
     sis_util_cut = sis_stat_STAT_SIS_UTIL_CUT,
+    sis_avg_cpu_cut = sis_stat_STAT_SIS_AVG_CPU_CUT,
+    sis_prop_cut = sis_stat_STAT_SIS_PROP_CUT,
+    scan_timed = sis_stat_STAT_SCAN_TIMED,
+    scan_ns = sis_stat_STAT_SCAN_NS,
     hint_set = sis_stat_STAT_HINT_SET,
     hint_true = sis_stat_STAT_HINT_TRUE,
     hint_false = sis_stat_STAT_HINT_FALSE,
@@ -467,6 +495,17 @@ impl Metrics {
         self.scan_p99 = hist::scan_percentile(&self.scan_hist, 0.99);
         self.scan_max = hist::scan_max(&self.scan_hist);
         self.sis_util_cut_pct = pct(self.sis_util_cut, self.scan_calls);
+        self.sis_avg_cpu_cut_pct = pct(self.sis_avg_cpu_cut, self.scan_calls);
+        self.sis_prop_cut_pct = pct(self.sis_prop_cut, self.scan_calls);
+        self.cut_pct = pct(
+            self.sis_util_cut + self.sis_avg_cpu_cut + self.sis_prop_cut,
+            self.scan_calls,
+        );
+        self.scan_cost_ns = if self.scan_timed > 0 {
+            self.scan_ns as f64 / self.scan_timed as f64
+        } else {
+            0.0
+        };
         self.hint_fp_pct = pct(self.hint_false, self.hint_true + self.hint_false);
         self.lost_per_1k = pct(self.lost_claims, self.select_cpu) * 10.0;
         self.missed_idle_core_per_1k = pct(self.q_missed_core, self.q_wakeups) * 10.0;
@@ -536,7 +575,7 @@ impl Metrics {
             self.scan_mean,
             self.scan_p99,
             self.scan_max,
-            self.sis_util_cut_pct,
+            self.cut_pct,
             self.hint_fp_pct,
             self.lost_per_1k,
             self.select_ns,
@@ -621,8 +660,10 @@ impl Metrics {
             self.lat_p999_us,
             self.lat_max_us
         )?;
-        writeln!(w, "  search: select_cpu {} scanned {} (mean {:.2} p99 {} max {}, ever {}) walks {} cut by SIS_UTIL {:.1}% lost claims {} ({:.2}/1k) {:.0} ns/call",
-            n, self.scanned, self.scan_mean, self.scan_p99, self.scan_max, self.scan_max_ever, self.scan_calls, self.sis_util_cut_pct, self.lost_claims, self.lost_per_1k, self.select_ns)?;
+        writeln!(w, "  search: select_cpu {} scanned {} (mean {:.2} p99 {} max {}, ever {}) lost claims {} ({:.2}/1k) {:.0} ns/call",
+            n, self.scanned, self.scan_mean, self.scan_p99, self.scan_max, self.scan_max_ever, self.lost_claims, self.lost_per_1k, self.select_ns)?;
+        writeln!(w, "  bounds: walks {} cut by SIS_UTIL {} ({:.1}%) SIS_AVG_CPU {} ({:.1}%) SIS_PROP {} ({:.1}%)  timed walks {} ({:.0} ns each)",
+            self.scan_calls, self.sis_util_cut, self.sis_util_cut_pct, self.sis_avg_cpu_cut, self.sis_avg_cpu_cut_pct, self.sis_prop_cut, self.sis_prop_cut_pct, self.scan_timed, self.scan_cost_ns)?;
         writeln!(w, "  hint: set {} true {} false {} (fp {:.1}%)  wake_affine {}  migrations {} (cross-LLC {})",
             self.hint_set, self.hint_true, self.hint_false, self.hint_fp_pct, self.wake_affine, self.migrations, self.migrations_llc)?;
         writeln!(w, "  quality: {} wakeups classified, idle core existed {} missed {} ({:.1}/1k, {} by target/prev/recent), idle CPU existed {} missed {} ({:.1}/1k), stacked {} ({:.1}/1k), idle CPUs mean {:.2}",
@@ -884,8 +925,9 @@ mod tests {
         assert!(s.contains("core 50"), "{s}");
         assert!(s.trim_end().ends_with("feat default"), "{s}");
         let off = Metrics {
-            features: "WAKE_AFFINE NO_IDLE_CORE IDLE_SMT RECENT_USED NO_SIS_UTIL NO_IDLE_KICK"
-                .into(),
+            features:
+                "WAKE_AFFINE NO_IDLE_CORE IDLE_SMT RECENT_USED NO_SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP"
+                    .into(),
             features_changed: 1,
             ..m
         };

@@ -34,6 +34,14 @@ enum consts {
 	CPU_DSQ_BASE = 1 << 17,
 	/* vtime lead a task may carry into a queue, in slices (bounds a low weight's wait) */
 	MAX_LAG_SLICES = 8,
+	/*
+	 * sysctl_sched_migration_cost: rq->avg_idle starts at twice it and is capped at
+	 * twice max_idle_balance_cost, which starts at it (SIS_AVG_CPU, SIS_PROP)
+	 */
+	MIGRATION_COST_NS = 500 * 1000,
+	/* SIS_PROP's minimum walk, and SIS_AVG_CPU's fuzz factor on avg_idle */
+	SIS_PROP_MIN_NR = 4,
+	SIS_AVG_CPU_DIV = 512,
 };
 
 /* Feature bits: one per select_idle_sibling step we can switch off. */
@@ -45,6 +53,9 @@ enum sis_feature {
 	FEAT_SIS_UTIL = 1 << 4,
 	/* not a fair.c step: a sched_ext habit, off by default (see sis_enqueue) */
 	FEAT_IDLE_KICK = 1 << 5,
+	/* the scan bounds of earlier kernels, off by default as in today's fair.c */
+	FEAT_SIS_AVG_CPU = 1 << 6,
+	FEAT_SIS_PROP = 1 << 7,
 };
 
 /*
@@ -72,6 +83,10 @@ enum sis_stat {
 	STAT_SCANNED,		/* CPUs whose idle state the searches tested */
 	STAT_SCAN_CALLS,	/* select_idle_cpu walks started */
 	STAT_SIS_UTIL_CUT,	/* walks stopped by the SIS_UTIL limit (or skipped: nr == 1) */
+	STAT_SIS_AVG_CPU_CUT,	/* walks skipped by SIS_AVG_CPU (avg_idle / 512 < avg_scan_cost + 1) */
+	STAT_SIS_PROP_CUT,	/* walks stopped by SIS_PROP's limit (SIS_UTIL off or not overriding) */
+	STAT_SCAN_TIMED,	/* walks timed for avg_scan_cost (SIS_AVG_CPU or SIS_PROP on) */
+	STAT_SCAN_NS,		/* their summed cost, ns: the samples avg_scan_cost averages */
 	STAT_HINT_SET,		/* has_idle_cores went 0 -> 1 */
 	STAT_HINT_TRUE,		/* full core scans that found an idle core */
 	STAT_HINT_FALSE,	/* full core scans that found none: hint cleared */

@@ -71,6 +71,19 @@ struct cpu_ctx {
 	u64 busy_ns;		/* total time tasks of ours ran here */
 	u64 last_busy_ns;	/* busy_ns (plus the running part) at the last refresh */
 	u64 util;		/* decayed utilisation, 0..1024 */
+	/* the struct rq fields SIS_AVG_CPU and SIS_PROP read, written by this CPU only */
+	u64 idle_stamp;		/* rq->idle_stamp: when it went idle; 0 when not idle */
+	u64 avg_idle;		/* rq->avg_idle, ns */
+	u64 wake_avg_idle;	/* rq->wake_avg_idle, ns */
+	u64 wake_stamp;		/* rq->wake_stamp, jiffies */
+	u64 avg_scan_cost;	/* this CPU's sd_llc->avg_scan_cost, ns */
+	/*
+	 * The walk's bound, set before select_idle_cpu's loop and read back from here, so
+	 * the verifier sees one unknown count instead of one state per bound and constant.
+	 */
+	u64 scan_nr;		/* CPUs the walk may test, + 1 (fair.c's nr) */
+	u64 scan_cut;		/* the counter of the bound that set scan_nr */
+	u64 scan_start;		/* ns, when a timed walk began; 0: not timed */
 } __attribute__((aligned(64)));
 struct cpu_ctx cpu_ctxs[MAX_CPUS];
 
@@ -479,6 +492,7 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 void BPF_STRUCT_OPS(sis_update_idle, s32 cpu, bool idle)
 {
 	update_idle_core(cpu, idle);
+	update_avg_idle(cpu, idle);
 }
 
 static int refresh_util(void *map, int *key, struct util_timer *t)
@@ -541,6 +555,11 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 	s32 ret;
 
 	bpf_for(cpu, 0, nr_cpu_ids) {
+		struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(cpu)];
+
+		/* sched_init(): avg_idle = wake_avg_idle = 2 * sysctl_sched_migration_cost */
+		c->avg_idle = 2 * MIGRATION_COST_NS;
+		c->wake_avg_idle = c->avg_idle;
 		ret = scx_bpf_create_dsq(CPU_DSQ_BASE + cpu, -1);
 		if (ret) {
 			scx_bpf_error("failed to create the DSQ of CPU %u: %d", cpu, ret);

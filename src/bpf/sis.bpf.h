@@ -104,10 +104,99 @@ static __always_inline s32 select_idle_smt(struct task_struct *p, const struct c
 	return -1;
 }
 
+/* update_avg() of core.c: an average with weight 1/8 for the new sample */
+static __always_inline void update_avg(u64 *avg, u64 sample)
+{
+	s64 diff = sample - *avg;
+
+	*avg += diff >> 3;
+}
+
+/*
+ * The idle-time averages ttwu_do_activate() keeps for SIS_AVG_CPU and SIS_PROP:
+ * idle_stamp is set on the way into idle (sched_balance_newidle() finding nothing),
+ * and when the idle period ends, update_avg() folds it into avg_idle, capped at twice
+ * max_idle_balance_cost, and wake_avg_idle restarts at half of avg_idle.
+ * differs: the period ends when the CPU leaves idle, not at the first wakeup activated
+ * on its rq; max_idle_balance_cost stays at sysctl_sched_migration_cost (no newidle cost).
+ */
+static __always_inline void update_avg_idle(s32 cpu, bool idle)
+{
+	struct cpu_ctx *rq = &cpu_ctxs[CPU_IDX(cpu)];
+	u64 now = bpf_ktime_get_ns();
+
+	if (idle) {
+		rq->idle_stamp = now;
+		return;
+	}
+	if (!rq->idle_stamp)
+		return;
+	if (now > rq->idle_stamp)
+		update_avg(&rq->avg_idle, now - rq->idle_stamp);
+	if (rq->avg_idle > 2 * MIGRATION_COST_NS)
+		rq->avg_idle = 2 * MIGRATION_COST_NS;
+	rq->wake_avg_idle = rq->avg_idle / 2;
+	rq->wake_stamp = bpf_jiffies64();
+	rq->idle_stamp = 0;
+}
+
+/*
+ * The scan bounds before SIS_UTIL, on the waking CPU's rq (this_rq) and its own
+ * sd_llc's avg_scan_cost, as select_idle_cpu() had them:
+ * SIS_AVG_CPU (4.13 to 5.11): no walk when avg_idle / 512 < avg_scan_cost + 1;
+ * SIS_PROP (its last form, 5.13 to 6.6): walk span_weight * wake_avg_idle /
+ * (avg_scan_cost + 1) CPUs, at least 4, wake_avg_idle halved for each jiffy since
+ * this CPU last left idle. Returns false when SIS_AVG_CPU skips the walk.
+ * differs: fair.c had one or the other, never both; with both on, both apply.
+ */
+static __always_inline bool sis_prop_limit(struct cpu_ctx *rq, u32 span_weight,
+					   struct sis_ctl *feats)
+{
+	u64 avg_cost = rq->avg_scan_cost + 1, now, span_avg, nr = SIS_PROP_MIN_NR;
+	u32 i;
+
+	if (feat(feats, FEAT_SIS_AVG_CPU) && rq->avg_idle / SIS_AVG_CPU_DIV < avg_cost) {
+		stat_inc(STAT_SIS_AVG_CPU_CUT);
+		return false;
+	}
+	if (!feat(feats, FEAT_SIS_PROP))
+		return true;
+	/* a busy CPU's last idle period predicts nothing: age it away */
+	now = bpf_jiffies64();
+	bpf_for(i, 0, 64) {
+		if (rq->wake_stamp >= now || !rq->wake_avg_idle)
+			break;
+		rq->wake_stamp++;
+		rq->wake_avg_idle >>= 1;
+	}
+	span_avg = (u64)span_weight * rq->wake_avg_idle;
+	if (span_avg > SIS_PROP_MIN_NR * avg_cost)
+		nr = span_avg / avg_cost < MAX_CPUS ? span_avg / avg_cost : MAX_CPUS;
+	WRITE_ONCE(rq->scan_nr, nr);
+	WRITE_ONCE(rq->scan_cut, STAT_SIS_PROP_CUT);
+	return true;
+}
+
+/* After a timed walk: avg_scan_cost learns its cost, wake_avg_idle pays for it. */
+static __always_inline void account_scan(struct cpu_ctx *rq)
+{
+	u64 start = READ_ONCE(rq->scan_start), time;
+
+	if (!start)
+		return;
+	time = bpf_ktime_get_ns() - start;
+	rq->wake_avg_idle -= rq->wake_avg_idle < time ? rq->wake_avg_idle : time;
+	update_avg(&rq->avg_scan_cost, time);
+	stat_inc(STAT_SCAN_TIMED);
+	stat_add(STAT_SCAN_NS, time);
+}
+
 /*
  * select_idle_cpu(): walk target's LLC from target + 1, wrapping. With the idle-core
  * hint look for a whole idle core (unbounded, as in fair.c); without it test single
- * CPUs, at most nr_idle_scan of them when SIS_UTIL is on.
+ * CPUs, at most as many as the bounds that are on allow: SIS_AVG_CPU and SIS_PROP
+ * (earlier kernels, off by default), then SIS_UTIL, which overrides SIS_PROP's count
+ * as it did in 5.20 to 6.6. All three off: the unbounded walk of 2016 (`masterx`).
  */
 static __always_inline s32 select_idle_cpu(struct task_struct *p, const struct cpumask *idle,
 					   bool has_idle_core, s32 target, u32 *step, u32 *scanned,
@@ -116,13 +205,22 @@ static __always_inline s32 select_idle_cpu(struct task_struct *p, const struct c
 	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(target)]);
 	u32 off = llc_off[llc], nr_llc = llc_nr[llc], pos = cpu_llc_pos[CPU_IDX(target)];
 	u64 seen_cores[MAX_CPUS / 64] = {};
+	struct cpu_ctx *this_rq = &cpu_ctxs[CPU_IDX(bpf_get_smp_processor_id())];
 	s32 idle_cpu = -1;
-	int nr = MAX_CPUS;
+	int nr;
 	u32 i;
 
 	if (!known_cpu(target))
 		return -1;
 	stat_inc(STAT_SCAN_CALLS);
+	WRITE_ONCE(this_rq->scan_nr, MAX_CPUS);
+	WRITE_ONCE(this_rq->scan_cut, STAT_SIS_UTIL_CUT);
+	WRITE_ONCE(this_rq->scan_start, 0);
+	if (!has_idle_core && (feat(feats, FEAT_SIS_AVG_CPU) || feat(feats, FEAT_SIS_PROP))) {
+		if (!sis_prop_limit(this_rq, nr_llc, feats))
+			return -1;
+		WRITE_ONCE(this_rq->scan_start, bpf_ktime_get_ns());
+	}
 	if (feat(feats, FEAT_SIS_UTIL)) {
 		/* because !--nr is the condition to stop the scan */
 		nr = llc_ctxs[llc].nr_idle_scan + 1;
@@ -131,7 +229,10 @@ static __always_inline s32 select_idle_cpu(struct task_struct *p, const struct c
 			stat_inc(STAT_SIS_UTIL_CUT);
 			return -1;
 		}
+		WRITE_ONCE(this_rq->scan_nr, nr);
+		WRITE_ONCE(this_rq->scan_cut, STAT_SIS_UTIL_CUT);
 	}
+	nr = READ_ONCE(this_rq->scan_nr);
 
 	bpf_for(i, 1, nr_llc + 1) {
 		s32 cpu = llc_cpus[CPU_IDX(off + (pos + i) % nr_llc)];
@@ -152,13 +253,16 @@ static __always_inline s32 select_idle_cpu(struct task_struct *p, const struct c
 				return cpu;
 			}
 		} else {
+			/* a cut walk returns unaccounted, as in fair.c */
 			if (--nr <= 0) {
-				stat_inc(STAT_SIS_UTIL_CUT);
+				stat_inc(READ_ONCE(this_rq->scan_cut));
 				return -1;
 			}
 			(*scanned)++;
-			if (available_idle_cpu(idle, cpu) && claim(cpu))
-				return cpu;
+			if (available_idle_cpu(idle, cpu) && claim(cpu)) {
+				idle_cpu = cpu;
+				break;
+			}
 		}
 	}
 
@@ -169,6 +273,8 @@ static __always_inline s32 select_idle_cpu(struct task_struct *p, const struct c
 		if (idle_cpu >= 0 && !claim(idle_cpu))
 			idle_cpu = -1;
 	}
+	/* differs: timed only while a bound reads it (fair.c 4.13 to 5.12 timed every walk) */
+	account_scan(this_rq);
 	return idle_cpu;
 }
 

@@ -22,7 +22,7 @@ wait_attaches 3
 wait_state enabled 30
 check online-restarted "attaches $(status attaches): $(tail -4 /tmp/h.log)" [ "$(status attaches)" -ge 3 ]
 check online-topology "$(view)" [ "$(status cpus)" = 8 ]
-check set-survives-restart "$(scx_sis --set 2>&1)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE IDLE_CORE NO_IDLE_SMT RECENT_USED SIS_UTIL NO_IDLE_KICK$"'
+check set-survives-restart "$(scx_sis --set 2>&1)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE IDLE_CORE NO_IDLE_SMT RECENT_USED SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP$"'
 check same-loader "pid $PID0" kill -0 $PID0
 stop_sis
 check exit-0 "exit $SIS_RC: $(tail -3 /tmp/h.log)" [ "$SIS_RC" = 0 ]

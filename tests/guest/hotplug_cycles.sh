@@ -47,7 +47,7 @@ check workload-finished "$(cat /tmp/hb.err 2>/dev/null)" sh -c '[ -e /tmp/hb.don
 check final-topology "$(view)" [ "$(view)" = "8 CPUs, 1 LLCs, 4 cores, 1 nodes" ]
 check still-enabled "state=$(state)" [ "$(state)" = enabled ]
 check same-loader "pid $PID0" kill -0 $PID0
-check set-survives-restarts "$(scx_sis --set 2>&1)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE IDLE_CORE IDLE_SMT NO_RECENT_USED SIS_UTIL NO_IDLE_KICK$"'
+check set-survives-restarts "$(scx_sis --set 2>&1)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE IDLE_CORE IDLE_SMT NO_RECENT_USED SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP$"'
 stop_sis
 check exit-0 "exit $SIS_RC: $(tail -3 /tmp/hc.log)" [ "$SIS_RC" = 0 ]
 check no-ejection "$(grep -i 'stall\|error' /tmp/hc.log | head -2)" sh -c '! grep -qi "stall\|error" /tmp/hc.log'
