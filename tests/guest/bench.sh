@@ -1,21 +1,51 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # bench.sh RUNS SECS SCHEDS PLAN: the guest half of `cargo xtask bench`.
-# SCHEDS: eevdf,sis,sis:NO_IDLE_CORE+NO_SIS_UTIL,scx_cosmos,... PLAN: "suite=load,load ...".
+# SCHEDS: LABEL=SPEC,... with SPEC eevdf, eevdf:NO_X+Y (the kernel's own features, set
+# in /sys/kernel/debug/sched/features for the run and restored after), sis, sis:NO_X+Y,
+# or a peer scheduler's binary. PLAN: "suite=load,load ...".
 # Configurations are interleaved run by run; every figure is one line
-#   bench: suite=S sched=C run=R load=L metric=value ...
+#   bench: suite=S sched=LABEL run=R load=L metric=value ...
 # and scx_sis's own per-second JSON during a measurement is one `bench-mon:` line each.
 . /tests/lib.sh
 RUNS=$1 SECS=$2 SCHEDS=$(echo "$3" | tr , ' ') PLAN=$4
 N=$(nproc)
+KF=/sys/kernel/debug/sched/features
 ip link set lo up
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+# the kernel's own features as found: every EEVDF figure is read against these
+echo "bench-kfeatures: $(cat $KF 2>/dev/null || echo unreadable)"
+# kfeat_ok NAME: the kernel has scheduler feature NAME (with or without NO_)
+kfeat_ok() { tr ' ' '\n' <$KF | grep -qx -e "$1" -e "NO_$1"; }
+for e in $SCHEDS; do
+	spec=${e#*=}
+	case $spec in eevdf:*)
+		for f in $(echo "${spec#eevdf:}" | tr + ' '); do
+			kfeat_ok "${f#NO_}" && continue
+			echo "bench-fatal: unknown kernel scheduler feature '$f' in $spec (kernel $(uname -r) has: $(cat $KF))"
+			exit 1
+		done ;;
+	esac
+done
 tbench_srv >/dev/null 2>&1 &
 sleep 1
 
-# start_sched CONF SUITE: load the configuration; eevdf means none loaded
+# set_kfeats SPEC: write eevdf:F1+F2's features, remembering how to undo each
+set_kfeats() {
+	KUNDO=""
+	for f in $(echo "${1#eevdf:}" | tr + ' '); do
+		name=${f#NO_}
+		if tr ' ' '\n' <$KF | grep -qx "$name"; then KUNDO="$KUNDO $name"; else KUNDO="$KUNDO NO_$name"; fi
+		echo "$f" >$KF || return 1
+	done
+}
+restore_kfeats() { for f in $KUNDO; do echo "$f" >$KF; done; KUNDO=""; }
+
+# start_sched SPEC SUITE: load the configuration; eevdf means none loaded
 start_sched() {
 	case $1 in
 	eevdf) [ "$(state)" = disabled ] ;;
+	eevdf:*) [ "$(state)" = disabled ] && set_kfeats "$1" ;;
 	sis*)
 		f=${1#sis}; f=${f#:}; set -- "$1" "$2" -f "$(echo "$f" | tr + ,)"
 		[ "$2" = placement ] && set -- "$@" --quality-comm sis-worker
@@ -30,25 +60,29 @@ start_sched() {
 	esac
 }
 stop_sched() {
-	[ "$1" = eevdf ] && return 0
+	case $1 in
+	eevdf) return 0 ;;
+	eevdf:*) restore_kfeats; return 0 ;;
+	esac
 	kill -INT "$SIS_PID" 2>/dev/null
 	wait "$SIS_PID" 2>/dev/null
 	wait_state disabled 20
 }
+is_eevdf() { case $1 in eevdf | eevdf:*) return 0 ;; esac; return 1; }
 # emit SUITE CONF RUN LOAD KEY=VALUE...
 # emit SUITE CONF RUN LOAD FIELDS...: a figure, unless the scheduler was ejected meanwhile
 emit() {
 	s=$1 c=$2 r=$3 l=$4; shift 4
-	if [ "$c" != eevdf ] && [ "$(state)" != enabled ]; then
+	if ! is_eevdf "$SPEC" && [ "$(state)" != enabled ]; then
 		echo "bench-error: suite=$s sched=$c run=$r load=$l: scheduler ejected, figure dropped: $(grep EXIT /tmp/sched.log | tail -1)"
 		return
 	fi
 	echo "bench: suite=$s sched=$c run=$r load=$l $*"
 }
-# monitor_start CONF: scx_sis's per-second JSON while a measurement runs
+# monitor_start: scx_sis's per-second JSON while a measurement runs
 monitor_start() {
 	MON=
-	case $1 in sis*) scx_sis --monitor 1 --json >/tmp/mon.json 2>/dev/null & MON=$! ;; esac
+	case $SPEC in sis*) scx_sis --monitor 1 --json >/tmp/mon.json 2>/dev/null & MON=$! ;; esac
 }
 monitor_stop() { # SUITE CONF RUN LOAD
 	[ -z "$MON" ] && return
@@ -67,10 +101,13 @@ msg_run() {
 measure() { # SUITE CONF RUN LOAD
 	case $1 in
 	tbench)
+		# scx_sis's counters say how far each search went (CPUs scanned, BPF ns)
+		monitor_start
 		v=$(tbench -t "$SECS" -c /usr/share/dbench/client.txt "$4" 127.0.0.1 2>&1 | awk '/Throughput/ {print $2}')
+		monitor_stop "$@"
 		emit "$@" mb_s=${v:-nan} ;;
 	wakeup)
-		monitor_start "$2"
+		monitor_start
 		r=$(msg_run "$4")
 		monitor_stop "$@"
 		emit "$@" $r
@@ -85,17 +122,17 @@ measure() { # SUITE CONF RUN LOAD
 		v=$(perf bench sched pipe -l $((SECS * 2000)) 2>&1 | awk '/usecs\/op/ {print $1}')
 		emit "$@" usecs_op=${v:-nan} ;;
 	cost)
-		case $2 in sis*) ;; *) echo "bench-skip: suite=cost sched=$2: no select_cpu of ours to time"; return ;; esac
+		case $SPEC in sis*) ;; *) echo "bench-skip: suite=cost sched=$2: no select_cpu of ours to time"; return ;; esac
 		hogs=""
 		for i in $(seq 1 "$4"); do sis-probe spin -1 & hogs="$hogs $!"; done
 		sleep 1
-		monitor_start "$2"
+		monitor_start
 		p=$(sis-probe msg 2 2 "$SECS" 100)
 		monitor_stop "$@"
 		[ -n "$hogs" ] && kill $hogs && wait $hogs 2>/dev/null
 		emit "$@" hogs=$4 ${p#msg: } ;;
 	placement)
-		monitor_start "$2"
+		monitor_start
 		r=$(msg_run "$4")
 		monitor_stop "$@"
 		emit "$@" $r ;;
@@ -103,24 +140,26 @@ measure() { # SUITE CONF RUN LOAD
 }
 
 for r in $(seq 1 "$RUNS"); do
-	for c in $SCHEDS; do
+	for e in $SCHEDS; do
+		c=${e%%=*} SPEC=${e#*=}
 		for entry in $PLAN; do
 			suite=${entry%%=*}
-			[ "$suite" = cost ] && case $c in sis*) ;; *) echo "bench-skip: suite=cost sched=$c: not scx_sis"; continue ;; esac
-			if ! start_sched "$c" "$suite"; then
+			[ "$suite" = cost ] && case $SPEC in sis*) ;; *) echo "bench-skip: suite=cost sched=$c: not scx_sis"; continue ;; esac
+			if ! start_sched "$SPEC" "$suite"; then
 				echo "bench-error: suite=$suite sched=$c run=$r: could not start: $(tail -2 /tmp/sched.log | tr '\n' ' ')"
-				stop_sched "$c"
+				stop_sched "$SPEC"
 				continue
 			fi
 			for l in $(echo "${entry#*=}" | tr , ' '); do
 				measure "$suite" "$c" "$r" "$l"
-				if [ "$c" != eevdf ] && [ "$(state)" != enabled ]; then
+				if ! is_eevdf "$SPEC" && [ "$(state)" != enabled ]; then
 					echo "bench-error: suite=$suite sched=$c run=$r load=$l: scheduler ejected: $(grep EXIT /tmp/sched.log | tail -1)"
 					break
 				fi
 			done
-			stop_sched "$c"
+			stop_sched "$SPEC"
 		done
 	done
 done
+echo "bench-kfeatures-after: $(cat $KF 2>/dev/null)"
 echo "bench-done: runs=$RUNS secs=$SECS cpus=$N kernel=$(uname -r)"

@@ -21,15 +21,17 @@ use std::process::Command;
 
 #[derive(Args)]
 pub struct BenchOpts {
-    /// Suites, comma-separated: tbench, wakeup, hackbench, pipe, cost, placement.
+    /// Suites, comma-separated: tbench, wakeup, hackbench, pipe, cost, placement; or one
+    /// preset: `seed` (the 2016 thread's tbench table with every scan bound) or
+    /// `calibrate` (the kernel's own features switched off beside scx_sis's).
     suite: String,
-    /// Configurations: eevdf (the kernel's own scheduler), sis, sis:NO_X+NO_Y, or a peer
-    /// sched_ext scheduler from crates.io (scx_cosmos, scx_bpfland, ...).
-    #[arg(
-        long,
-        default_value = "eevdf,sis,sis:NO_IDLE_CORE,sis:NO_SIS_UTIL,scx_cosmos"
-    )]
-    sched: String,
+    /// Configurations, each [LABEL=]SPEC: eevdf (the kernel's own scheduler),
+    /// eevdf:NO_X+Y (with the kernel's sched features switched for the run, restored
+    /// after), sis, sis:NO_X+Y, or a peer sched_ext scheduler from crates.io (scx_cosmos,
+    /// scx_bpfland, ...). Default: the preset's, else
+    /// eevdf,sis,sis:NO_IDLE_CORE,sis:NO_SIS_UTIL,scx_cosmos.
+    #[arg(long)]
+    sched: Option<String>,
     /// Runs of every configuration, interleaved.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
     runs: u32,
@@ -92,9 +94,33 @@ fn parse_loads(s: &str) -> Result<Vec<u32>> {
 
 pub struct Plan {
     pub suites: Vec<(&'static Suite, Vec<u32>)>,
+    /// The configurations' labels, as the tables name them.
     pub scheds: Vec<String>,
+    /// What each label runs (same order).
+    pub specs: Vec<String>,
     pub runs: u32,
     pub secs: u32,
+}
+
+/// One configuration of --sched: `LABEL=SPEC` or a bare SPEC (its own label).
+pub fn parse_conf(c: &str) -> Result<(String, String)> {
+    let (label, spec) = c.split_once('=').unwrap_or((c, c));
+    let ok = |x: &str| {
+        !x.is_empty()
+            && x.chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || "_-:+.".contains(ch))
+    };
+    anyhow::ensure!(
+        ok(label) && ok(spec),
+        "--sched: '{c}' is not [LABEL=]SPEC (letters, digits, _ - : + .)"
+    );
+    if let Some(f) = spec.strip_prefix("eevdf:") {
+        anyhow::ensure!(
+            !f.is_empty(),
+            "--sched: '{c}': eevdf: needs the kernel's feature names, e.g. eevdf:NO_SIS_UTIL"
+        );
+    }
+    Ok((label.to_string(), spec.to_string()))
 }
 
 impl Plan {
@@ -108,11 +134,17 @@ impl Plan {
                 format!("{}={}", s.name, l.join(","))
             })
             .collect();
+        let confs: Vec<String> = self
+            .scheds
+            .iter()
+            .zip(&self.specs)
+            .map(|(l, s)| format!("{l}={s}"))
+            .collect();
         format!(
             "sh /tests/bench.sh {} {} '{}' '{}'",
             self.runs,
             self.secs,
-            self.scheds.join(","),
+            confs.join(","),
             plan.join(" ")
         )
     }
@@ -125,19 +157,41 @@ impl Plan {
     }
 }
 
-pub fn run(o: BenchOpts) -> Result<i32> {
+pub fn run(mut o: BenchOpts) -> Result<i32> {
+    let preset = preset(&o.suite);
+    if let Some(p) = &preset {
+        if o.guest.topology.cpus() < p.min_cpus {
+            println!(
+                "bench {}: --topology {} ({} CPUs), the smallest guest this comparison means anything on",
+                o.suite, p.topology, p.min_cpus
+            );
+            o.guest.topology = p.topology.parse().map_err(anyhow::Error::msg)?;
+        }
+        o.sched.get_or_insert_with(|| p.sched.to_string());
+        if o.vs.is_none() {
+            o.vs = p.vs.map(str::to_string);
+        }
+    }
     let cpus = o.guest.topology.cpus();
-    let suites = o
-        .suite
+    let names = preset.as_ref().map_or(o.suite.as_str(), |p| p.suites);
+    let suites = names
         .split(',')
         .map(|name| {
             let s = suite(name.trim())?;
-            let loads = match &o.loads {
-                Some(l) => parse_loads(l)?,
-                None => default_loads(s.name, cpus),
+            let loads = match (&o.loads, &preset) {
+                (Some(l), _) => parse_loads(l)?,
+                (None, Some(p)) => (p.loads)(s.name, cpus),
+                (None, None) => default_loads(s.name, cpus),
             };
             Ok((s, loads))
         })
+        .collect::<Result<Vec<_>>>()?;
+    let confs = o
+        .sched
+        .as_deref()
+        .unwrap_or("eevdf,sis,sis:NO_IDLE_CORE,sis:NO_SIS_UTIL,scx_cosmos")
+        .split(',')
+        .map(|c| parse_conf(c.trim()))
         .collect::<Result<Vec<_>>>()?;
     setup::ensure()?;
     if !o.guest.no_build {
@@ -146,24 +200,26 @@ pub fn run(o: BenchOpts) -> Result<i32> {
     let probe = build_probe()?;
     let mut cfg = o.guest.config(true)?;
     cfg.with.push(probe);
-    let mut scheds = vec![];
-    for c in o.sched.split(',').map(str::trim) {
-        if c == "eevdf" || c == "sis" || c.starts_with("sis:") {
-            scheds.push(c.to_string());
-            continue;
+    let (mut scheds, mut specs) = (vec![], vec![]);
+    for (label, spec) in confs {
+        let ours = spec == "eevdf" || spec.starts_with("eevdf:") || spec == "sis";
+        if !ours && !spec.starts_with("sis:") {
+            // a peer that cannot be installed is an error, never a missing column
+            let bin = peer(&spec).with_context(|| format!("--sched {label}={spec}"))?;
+            cfg.with.push(bin);
         }
-        match peer(c) {
-            Ok(bin) => {
-                cfg.with.push(bin);
-                scheds.push(c.to_string());
-            }
-            Err(e) => println!("bench: {c} left out: {e:#}"),
-        }
+        anyhow::ensure!(
+            !scheds.contains(&label),
+            "--sched: label '{label}' given twice"
+        );
+        scheds.push(label);
+        specs.push(spec);
     }
     anyhow::ensure!(!scheds.is_empty(), "--sched: nothing to run");
     let plan = Plan {
         suites,
         scheds,
+        specs,
         runs: o.runs,
         secs: o.secs,
     };
@@ -181,10 +237,22 @@ pub fn run(o: BenchOpts) -> Result<i32> {
     );
     println!("bench: {header}");
     let res = vm::run(&cfg, &plan.command())?;
+    if let Some(l) = res.output.lines().find(|l| l.starts_with("bench-fatal: ")) {
+        bail!("{}", &l["bench-fatal: ".len()..]);
+    }
     if let Some(f) = &res.failure {
         println!("{}", vm::relevant_lines(&res.output));
         bail!("the bench guest failed: {f}");
     }
+    // the kernel's own features during the EEVDF runs are part of every figure's conditions
+    let kfeat = res
+        .output
+        .lines()
+        .find_map(|l| l.strip_prefix("bench-kfeatures: "))
+        .unwrap_or("unknown")
+        .trim();
+    let header =
+        format!("{header}; EEVDF sched features as found (eevdf:X runs change X alone): {kfeat}");
     let mut errors = 0;
     for l in res.output.lines() {
         if l.starts_with("bench-error") || l.starts_with("bench-skip") {
@@ -208,6 +276,12 @@ pub fn run(o: BenchOpts) -> Result<i32> {
         repo_root().join(&o.out)
     };
     report(&records, &plan, o.vs.as_deref(), cpus, &header, &out)?;
+    if o.suite == "calibrate" {
+        let text = calibration(&records, &plan);
+        println!("{text}");
+        std::fs::write(out.join("calibration.txt"), format!("# {header}\n{text}"))
+            .context("writing calibration.txt")?;
+    }
     // an ejection, a failed start or a kernel fault makes the whole comparison suspect
     if errors > 0 || !faults.is_empty() {
         println!(
@@ -267,24 +341,38 @@ bench: suite=tbench sched=masterx run=3 load=128 mb_s=nan
 
     #[test]
     fn seed_table_shape() {
-        let r = seed();
+        let mut r = seed();
+        // scx_sis's counters exist for masterx only (the seed's master had none)
+        r.entry(("tbench".into(), "masterx".into(), 128, "scan_mean".into()))
+            .or_default()
+            .extend([(1, 30.0), (2, 34.0)]);
         let scheds = vec!["master".to_string(), "masterx".to_string()];
-        let t = table(&r, "tbench", "mb_s", &scheds, &[1, 128], 3, Some("masterx"));
+        let extras = [("scan_mean", "scan/wakeup")];
+        let t = table(
+            &r,
+            "tbench",
+            "mb_s",
+            &scheds,
+            &[1, 128],
+            3,
+            Some("masterx"),
+            &extras,
+        );
         let lines: Vec<&str> = t.lines().collect();
         assert!(
-            lines[0].starts_with("master ") && lines[0].ends_with("/masterx"),
+            lines[0].starts_with("master ") && lines[0].ends_with("/masterx scan/wakeup"),
             "{t}"
         );
         let f: Vec<&str> = lines[1].split_whitespace().collect();
         assert_eq!(
             f,
-            ["1", "524", "524", "523", "524", "1.000", "1.027"],
+            ["1", "524", "524", "523", "524", "1.000", "1.027", "-"],
             "{t}"
         );
         let f: Vec<&str> = lines[5].split_whitespace().collect();
         assert_eq!(
             f,
-            ["128", "11624", "11568", "-", "11596", "0.500", "1.000"],
+            ["128", "11624", "11568", "-", "11596", "0.500", "1.000", "32"],
             "{t}"
         );
         let s = summary(&r, suite("tbench").unwrap(), &scheds, &[1, 128]);
@@ -325,6 +413,73 @@ bench-mon: suite=wakeup sched=sis run=1 load=2 {"select_cpu":10,"progs":{"runnin
         assert_eq!(get("wakeup", 2, "bpf_select_cpu_ns", 1), 70.0);
         // (300 + 700) ns of BPF over 10 select_cpu calls
         assert_eq!(get("wakeup", 2, "bpf_ns_per_wakeup", 1), 100.0);
+    }
+
+    #[test]
+    fn confs_and_presets() {
+        assert_eq!(
+            parse_conf("masterx=sis:NO_SIS_UTIL").unwrap(),
+            ("masterx".into(), "sis:NO_SIS_UTIL".into())
+        );
+        assert_eq!(
+            parse_conf("eevdf:NO_WA_IDLE").unwrap(),
+            ("eevdf:NO_WA_IDLE".into(), "eevdf:NO_WA_IDLE".into())
+        );
+        assert!(parse_conf("eevdf:")
+            .unwrap_err()
+            .to_string()
+            .contains("feature names"));
+        assert!(parse_conf("a b").is_err());
+        let seed = preset("seed").unwrap();
+        assert_eq!((seed.loads)("tbench", 16), [1, 2, 4, 8, 16, 32, 64]);
+        let labels: Vec<String> = SEED_SCHED
+            .split(',')
+            .map(|c| parse_conf(c).unwrap().0)
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "eevdf",
+                "masterx",
+                "masterx:NO_IDLE_CORE",
+                "SIS_AVG_CPU",
+                "SIS_PROP",
+                "SIS_UTIL"
+            ]
+        );
+        assert_eq!(seed.vs, Some("masterx"));
+        assert_eq!((preset("calibrate").unwrap().loads)("placement", 8), [4, 8]);
+        assert!(preset("tbench").is_none());
+    }
+
+    #[test]
+    fn calibration_pairs_kernel_and_sis() {
+        let out = "\
+bench: suite=tbench sched=eevdf run=1 load=8 mb_s=200
+bench: suite=tbench sched=eevdf:NO_SIS_UTIL run=1 load=8 mb_s=180
+bench: suite=tbench sched=sis run=1 load=8 mb_s=100
+bench: suite=tbench sched=sis:NO_SIS_UTIL run=1 load=8 mb_s=95
+";
+        let r = parse(out);
+        let plan = Plan {
+            suites: vec![(suite("tbench").unwrap(), vec![8])],
+            scheds: vec![],
+            specs: vec![],
+            runs: 1,
+            secs: 1,
+        };
+        let t = calibration(&r, &plan);
+        let row = t
+            .lines()
+            .skip_while(|l| !l.starts_with("### SIS_UTIL"))
+            .find(|l| l.starts_with("tbench mb_s"))
+            .unwrap();
+        let f: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            f[2..],
+            ["8", "200", "180", "0.900", "100", "95", "0.950"],
+            "{t}"
+        );
     }
 
     #[test]

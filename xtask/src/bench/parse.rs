@@ -63,6 +63,8 @@ pub fn parse(output: &str) -> Records {
                 "select_cpu",
                 "scan_calls",
                 "sis_util_cut",
+                "sis_avg_cpu_cut",
+                "sis_prop_cut",
                 "q_wakeups",
                 "q_missed_core",
                 "q_missed_cpu",
@@ -127,6 +129,13 @@ pub fn parse(output: &str) -> Records {
             );
             put("select_cpu_calls", v.get("select_cpu").copied());
         } else {
+            put("scan_mean", ratio("scanned", "select_cpu", 1.0));
+            let cuts = ["sis_util_cut", "sis_avg_cpu_cut", "sis_prop_cut"]
+                .iter()
+                .map(|k| v.get(*k).copied().unwrap_or(0.0))
+                .sum::<f64>();
+            let walks = v.get("scan_calls").copied().unwrap_or(0.0);
+            put("cut_pct", (walks > 0.0).then(|| 100.0 * cuts / walks));
             put(
                 "sis_missed_idle_core_per_1k",
                 ratio("q_missed_core", "q_wakeups", 1000.0),

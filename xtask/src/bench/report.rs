@@ -24,7 +24,9 @@ pub fn opt_ratio(r: Option<f64>) -> String {
 
 /// The seed's table for one metric: a block per configuration, a line per load with
 /// every run's value, the average, the ratio to the first configuration and, with
-/// `vs`, a second ratio against that one.
+/// `vs`, a second ratio against that one; then the average of each `extras` metric
+/// (key, heading), "-" where a configuration has none (EEVDF has no counters of ours).
+#[allow(clippy::too_many_arguments)]
 pub fn table(
     r: &Records,
     suite: &str,
@@ -33,6 +35,7 @@ pub fn table(
     loads: &[u32],
     runs: u32,
     vs: Option<&str>,
+    extras: &[(&str, &str)],
 ) -> String {
     let get = |c: &str, l: u32| r.get(&(suite.into(), c.into(), l, metric.into()));
     let mut out = String::new();
@@ -48,6 +51,9 @@ pub fn table(
         let _ = write!(head, "{:>9}{:>9}", "avg", format!("/{base}"));
         if let Some(v) = vs {
             let _ = write!(head, "  /{v}");
+        }
+        for (_, h) in extras {
+            let _ = write!(head, " {h:>11}");
         }
         out.push_str(head.trim_end());
         out.push('\n');
@@ -75,8 +81,105 @@ pub fn table(
                     opt_ratio(ratio(avg, get(v, l).and_then(mean)))
                 );
             }
+            for (k, _) in extras {
+                let x = r.get(&(suite.into(), c.clone(), l, k.to_string()));
+                let _ = write!(line, " {:>11}", x.and_then(mean).map_or("-".into(), num));
+            }
             out.push_str(&line);
             out.push('\n');
+        }
+    }
+    out
+}
+
+/// Columns beside tbench's throughput: scx_sis's own counters over the same runs.
+pub const TBENCH_EXTRAS: [(&str, &str); 3] = [
+    ("scan_mean", "scan/wakeup"),
+    ("cut_pct", "cut%"),
+    ("bpf_ns_per_wakeup", "BPFns/wakeup"),
+];
+
+/// A configuration with one feature off against its own default.
+struct Pair {
+    off: &'static str,
+    on: &'static str,
+}
+
+/// The kernel's feature and scx_sis's for one step of fair.c, when both exist.
+const CALIBRATION: [(&str, Pair, Option<Pair>); 3] = [
+    (
+        "SIS_UTIL (both)",
+        Pair {
+            off: "eevdf:NO_SIS_UTIL",
+            on: "eevdf",
+        },
+        Some(Pair {
+            off: "sis:NO_SIS_UTIL",
+            on: "sis",
+        }),
+    ),
+    (
+        "WA_IDLE (kernel) / WAKE_AFFINE (scx_sis)",
+        Pair {
+            off: "eevdf:NO_WA_IDLE",
+            on: "eevdf",
+        },
+        Some(Pair {
+            off: "sis:NO_WAKE_AFFINE",
+            on: "sis",
+        }),
+    ),
+    (
+        "DELAY_DEQUEUE (EEVDF only)",
+        Pair {
+            off: "eevdf:NO_DELAY_DEQUEUE",
+            on: "eevdf",
+        },
+        None,
+    ),
+];
+
+/// "Turning X off": per suite, metric and load, the kernel's figure with the feature
+/// on and off and their ratio, beside scx_sis's; the kernel's own A/B is the reference
+/// a fidelity claim is read against.
+pub fn calibration(r: &Records, plan: &Plan) -> String {
+    let avg = |s: &str, c: &str, l: u32, m: &str| {
+        r.get(&(s.into(), c.into(), l, m.into())).and_then(mean)
+    };
+    let cell = |x: Option<f64>| x.map_or("-".into(), num);
+    let mut out = String::from("## Turning one step off: the kernel's change beside scx_sis's (avg of runs; ratio = off / on)\n");
+    for (name, k, sis) in &CALIBRATION {
+        let _ = writeln!(out, "\n### {name}");
+        let _ = writeln!(
+            out,
+            "{:<34} {:>5} {:>9} {:>9} {:>7}   {:>9} {:>9} {:>7}",
+            "metric", "load", "eevdf on", "off", "ratio", "sis on", "off", "ratio"
+        );
+        for (s, loads) in &plan.suites {
+            for m in s.metrics.iter().take(3) {
+                for &l in loads {
+                    let (kon, koff) = (avg(s.name, k.on, l, m.key), avg(s.name, k.off, l, m.key));
+                    if kon.is_none() && koff.is_none() {
+                        continue;
+                    }
+                    let (son, soff) = match sis {
+                        Some(p) => (avg(s.name, p.on, l, m.key), avg(s.name, p.off, l, m.key)),
+                        None => (None, None),
+                    };
+                    let _ = writeln!(
+                        out,
+                        "{:<34} {:>5} {:>9} {:>9} {:>7}   {:>9} {:>9} {:>7}",
+                        format!("{} {}", s.name, m.key),
+                        l,
+                        cell(kon),
+                        cell(koff),
+                        opt_ratio(ratio(koff, kon)),
+                        cell(son),
+                        cell(soff),
+                        opt_ratio(ratio(soff, son)),
+                    );
+                }
+            }
         }
     }
     out
@@ -183,8 +286,14 @@ pub fn report(
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     for (s, loads) in &plan.suites {
         let mut text = String::new();
-        for m in s.metrics {
-            let t = table(r, s.name, m.key, &plan.scheds, loads, plan.runs, vs);
+        for (i, m) in s.metrics.iter().enumerate() {
+            // tbench's table also says how far each search went: the seed's question
+            let extras: &[(&str, &str)] = if s.name == "tbench" && i == 0 {
+                &TBENCH_EXTRAS
+            } else {
+                &[]
+            };
+            let t = table(r, s.name, m.key, &plan.scheds, loads, plan.runs, vs, extras);
             if t.is_empty() {
                 continue;
             }

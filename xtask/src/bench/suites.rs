@@ -124,3 +124,52 @@ pub fn default_loads(suite: &str, n: u32) -> Vec<u32> {
         _ => vec![1],
     }
 }
+
+/// A named comparison: its suites, configurations, guest and load points.
+pub struct Preset {
+    pub suites: &'static str,
+    pub sched: &'static str,
+    pub vs: Option<&'static str>,
+    /// The guest it runs on when --topology gives fewer than `min_cpus`.
+    pub topology: &'static str,
+    pub min_cpus: u32,
+    pub loads: fn(&str, u32) -> Vec<u32>,
+}
+
+/// The seed's configurations: EEVDF in the role of the seed's `master` (the kernel of
+/// the day), the unbounded search (`masterx`), the same without the idle-core search,
+/// and each scan bound the kernel has shipped since, alone on the unbounded search.
+pub const SEED_SCHED: &str = "eevdf,masterx=sis:NO_SIS_UTIL,masterx:NO_IDLE_CORE=sis:NO_SIS_UTIL+NO_IDLE_CORE,SIS_AVG_CPU=sis:NO_SIS_UTIL+SIS_AVG_CPU,SIS_PROP=sis:NO_SIS_UTIL+SIS_PROP,SIS_UTIL=sis";
+
+/// The kernel's own features switched off beside the same step in scx_sis.
+pub const CALIBRATE_SCHED: &str = "eevdf,eevdf:NO_SIS_UTIL,eevdf:NO_WA_IDLE,eevdf:NO_DELAY_DEQUEUE,sis,sis:NO_SIS_UTIL,sis:NO_WAKE_AFFINE";
+
+pub fn preset(name: &str) -> Option<Preset> {
+    match name {
+        "seed" => Some(Preset {
+            suites: "tbench",
+            sched: SEED_SCHED,
+            vs: Some("masterx"),
+            topology: "1:8:2",
+            min_cpus: 16,
+            // the seed's client counts: doubling to 4x the CPUs (it went to 256 on 144)
+            loads: |_, n| {
+                std::iter::successors(Some(1), |l| Some(l * 2))
+                    .take_while(|&l| l <= 4 * n)
+                    .collect()
+            },
+        }),
+        "calibrate" => Some(Preset {
+            suites: "placement,wakeup,tbench",
+            sched: CALIBRATE_SCHED,
+            vs: None,
+            topology: "1:4:2",
+            min_cpus: 8,
+            loads: |s, n| match s {
+                "tbench" => vec![n / 2, n, 2 * n],
+                _ => vec![n / 2, n],
+            },
+        }),
+        _ => None,
+    }
+}

@@ -272,6 +272,80 @@ pub(crate) fn bench_smoke(
     Ok(())
 }
 
+/// The kernel's own features as bench configurations: `eevdf:NO_WA_IDLE` runs with
+/// WA_IDLE off and restores it, the tables name every configuration by its label and
+/// state the kernel's features; an unknown kernel feature is a one-line error, exit 1.
+pub(crate) fn bench_kernel_features(
+    tally: &mut Tally,
+    me: &std::path::Path,
+    kernels: &[Kernel],
+) -> Result<()> {
+    let out = repo_root().join("target/bench-kfeat");
+    let _ = std::fs::remove_dir_all(&out);
+    let newest = kernels.last().context("no shipped kernel")?;
+    let bench = |sched: &str| {
+        Command::new(me)
+            .args([
+                "bench", "tbench", "--runs", "1", "--secs", "1", "--loads", "2",
+            ])
+            .args(["--sched", sched, "--no-build", "--kernel", &newest.version])
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .context("running xtask bench")
+    };
+    let o = bench("eevdf:NO_WA_IDLE,prop=sis:NO_SIS_UTIL+SIS_PROP")?;
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    let csv = std::fs::read_to_string(out.join("tbench.csv")).unwrap_or_default();
+    let txt = std::fs::read_to_string(out.join("tbench.txt")).unwrap_or_default();
+    tally.check(
+        "host/bench-kfeat-runs",
+        o.status.success()
+            && csv.contains("tbench,eevdf:NO_WA_IDLE,2,1,mb_s,")
+            && csv.contains("tbench,prop,2,1,mb_s,")
+            && csv.contains("tbench,prop,2,1,scan_mean,"),
+        || {
+            format!(
+                "exit {:?}
+{csv}
+{}",
+                o.status.code(),
+                tail(&stdout, 20)
+            )
+        },
+    );
+    tally.check(
+        "host/bench-kfeat-header",
+        txt.lines().next().is_some_and(|h| {
+            h.contains("EEVDF sched features as found") && h.contains(" WA_IDLE ")
+        }),
+        || txt.lines().next().unwrap_or("").to_string(),
+    );
+    let after = stdout
+        .lines()
+        .find_map(|l| l.split("bench-kfeatures-after: ").nth(1))
+        .unwrap_or("");
+    tally.check(
+        "host/bench-kfeat-restored",
+        after.split_whitespace().any(|f| f == "WA_IDLE"),
+        || format!("after the runs: '{after}'"),
+    );
+    let o = bench("eevdf:NO_FOO")?;
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    tally.check(
+        "host/bench-kfeat-unknown",
+        o.status.code() == Some(1)
+            && err.contains("unknown kernel scheduler feature 'NO_FOO' in eevdf:NO_FOO"),
+        || format!("exit {:?}: {err}", o.status.code()),
+    );
+    Ok(())
+}
+
+fn tail(s: &str, n: usize) -> String {
+    let v: Vec<&str> = s.lines().collect();
+    v[v.len().saturating_sub(n)..].join("\n")
+}
+
 /// The demo behind README's first command (`cargo xtask run` without sched_ext on the
 /// host): both halves, live stats in each, the NO_IDLE_CORE flip visible in the
 /// summary, exit 0 and the kernel back on its default scheduler.
