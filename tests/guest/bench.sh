@@ -1,17 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# bench.sh RUNS SECS SCHEDS PLAN: the guest half of `cargo xtask bench`.
+# bench.sh RUNS SECS SCHEDS SCHEDULE: the guest half of `cargo xtask bench`.
 # SCHEDS: LABEL=SPEC,... with SPEC eevdf, eevdf:NO_X+Y (the kernel's own features, set
 # in /sys/kernel/debug/sched/features for the run and restored after), sis, sis:NO_X+Y,
-# or a peer scheduler's binary. PLAN: "suite=load,load ...".
-# Configurations are interleaved run by run; every figure is one line
-#   bench: suite=S sched=LABEL run=R load=L metric=value ...
+# or a peer scheduler's binary. SCHEDULE: the host's seeded order, one scheduler start
+# per entry, "RUN LABEL=SPEC SUITE LOAD,LOAD;..."; run 0 is the discarded warm-up.
+# Every figure is one line
+#   bench: suite=S sched=LABEL run=R load=L metric=value ...   (bench-warmup: for run 0)
 # and scx_sis's own per-second JSON during a measurement is one `bench-mon:` line each.
 . /tests/lib.sh
-RUNS=$1 SECS=$2 SCHEDS=$(echo "$3" | tr , ' ') PLAN=$4
+RUNS=$1 SECS=$2 SCHEDS=$(echo "$3" | tr , ' ') SCHEDULE=$4
 N=$(nproc)
 KF=/sys/kernel/debug/sched/features
 ip link set lo up
-echo 1 >/proc/sys/kernel/bpf_stats_enabled
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 # the kernel's own features as found: every EEVDF figure is read against these
 echo "bench-kfeatures: $(cat $KF 2>/dev/null || echo unreadable)"
@@ -77,7 +77,7 @@ emit() {
 		echo "bench-error: suite=$s sched=$c run=$r load=$l: scheduler ejected, figure dropped: $(grep EXIT /tmp/sched.log | tail -1)"
 		return
 	fi
-	echo "bench: suite=$s sched=$c run=$r load=$l $*"
+	if [ "$r" = 0 ]; then echo "bench-warmup: suite=$s sched=$c run=$r load=$l $*"; else echo "bench: suite=$s sched=$c run=$r load=$l $*"; fi
 }
 # monitor_start: scx_sis's per-second JSON while a measurement runs
 monitor_start() {
@@ -87,6 +87,7 @@ monitor_start() {
 monitor_stop() { # SUITE CONF RUN LOAD
 	[ -z "$MON" ] && return
 	kill $MON 2>/dev/null; wait $MON 2>/dev/null
+	[ "$3" = 0 ] && return
 	grep '^{' /tmp/mon.json | sed "s/^/bench-mon: suite=$1 sched=$2 run=$3 load=$4 /"
 }
 # msg_run WORKERS: the schbench-like load under the tracer; prints its key=values
@@ -139,27 +140,27 @@ measure() { # SUITE CONF RUN LOAD
 	esac
 }
 
-for r in $(seq 1 "$RUNS"); do
-	for e in $SCHEDS; do
-		c=${e%%=*} SPEC=${e#*=}
-		for entry in $PLAN; do
-			suite=${entry%%=*}
-			[ "$suite" = cost ] && case $SPEC in sis*) ;; *) echo "bench-skip: suite=cost sched=$c: not scx_sis"; continue ;; esac
-			if ! start_sched "$SPEC" "$suite"; then
-				echo "bench-error: suite=$suite sched=$c run=$r: could not start: $(tail -2 /tmp/sched.log | tr '\n' ' ')"
-				stop_sched "$SPEC"
-				continue
-			fi
-			for l in $(echo "${entry#*=}" | tr , ' '); do
-				measure "$suite" "$c" "$r" "$l"
-				if ! is_eevdf "$SPEC" && [ "$(state)" != enabled ]; then
-					echo "bench-error: suite=$suite sched=$c run=$r load=$l: scheduler ejected: $(grep EXIT /tmp/sched.log | tail -1)"
-					break
-				fi
-			done
-			stop_sched "$SPEC"
-		done
+echo "$SCHEDULE" | tr ';' '\n' >/tmp/schedule
+# fd 3 holds the schedule, so no benchmark reading stdin can eat it
+while read -r r e suite loads <&3; do
+	[ -n "$e" ] || continue
+	c=${e%%=*} SPEC=${e#*=}
+	# the kernel's BPF statistics cost every BPF program a clock read: on only for the
+	# suites that report them, and then for every configuration alike
+	case $suite in cost | wakeup | tbench) echo 1 ;; *) echo 0 ;; esac >/proc/sys/kernel/bpf_stats_enabled
+	[ "$suite" = cost ] && case $SPEC in sis*) ;; *) echo "bench-skip: suite=cost sched=$c: not scx_sis"; continue ;; esac
+	if ! start_sched "$SPEC" "$suite"; then
+		echo "bench-error: suite=$suite sched=$c run=$r: could not start: $(tail -2 /tmp/sched.log | tr '\n' ' ')"
+		stop_sched "$SPEC"
+		continue
+	fi
+	for l in $(echo "$loads" | tr , ' '); do
+		measure "$suite" "$c" "$r" "$l" </dev/null
+		if ! is_eevdf "$SPEC" && [ "$(state)" != enabled ]; then
+			echo "bench-error: suite=$suite sched=$c run=$r load=$l: scheduler ejected: $(grep EXIT /tmp/sched.log | tail -1)"
+			break
+		fi
 	done
-done
-echo "bench-kfeatures-after: $(cat $KF 2>/dev/null)"
+	stop_sched "$SPEC"
+done 3</tmp/schedule
 echo "bench-done: runs=$RUNS secs=$SECS cpus=$N kernel=$(uname -r)"

@@ -7,10 +7,12 @@
 mod parse;
 mod plot;
 mod report;
+mod stats;
 mod suites;
 
 pub use parse::*;
 pub use report::*;
+pub use stats::*;
 pub use suites::*;
 
 use crate::{build_probe, build_scheduler, repo_root, setup, vm, GuestOpts};
@@ -32,9 +34,21 @@ pub struct BenchOpts {
     /// eevdf,sis,sis:NO_IDLE_CORE,sis:NO_SIS_UTIL,scx_cosmos.
     #[arg(long)]
     sched: Option<String>,
-    /// Runs of every configuration, interleaved.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    /// Runs of every configuration, interleaved, in an order shuffled per run.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=20))]
     runs: u32,
+    /// Seed of the run order (printed in every header; the same seed, the same order).
+    /// Default: the current time.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// No discarded warm-up measurement per configuration and suite before the runs.
+    #[arg(long)]
+    no_warmup: bool,
+    /// Table layout: `stats` (mean, sd, min-max, n, ratio with a 95 % interval, `~`
+    /// where the interval includes 1) or `seed` (every run's value, the 2016 threads'
+    /// layout).
+    #[arg(long, default_value = "stats", value_parser = ["stats", "seed"])]
+    format: String,
     /// Seconds per measurement.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=120))]
     secs: u32,
@@ -100,6 +114,9 @@ pub struct Plan {
     pub specs: Vec<String>,
     pub runs: u32,
     pub secs: u32,
+    /// Seed of the run order.
+    pub seed: u64,
+    pub warmup: bool,
 }
 
 /// One configuration of --sched: `LABEL=SPEC` or a bare SPEC (its own label).
@@ -124,36 +141,77 @@ pub fn parse_conf(c: &str) -> Result<(String, String)> {
 }
 
 impl Plan {
+    /// The order the guest measures in, one entry per scheduler start: `(run,
+    /// configuration index, suite index, loads)`. Run 0 is the warm-up (each
+    /// configuration and suite once, at the middle load, discarded). Within every run
+    /// the configurations, the suites of each and their loads are shuffled by the seed.
+    pub fn schedule(&self) -> Vec<(u32, usize, usize, Vec<u32>)> {
+        let mut rng = Rng::new(self.seed);
+        let mut out = vec![];
+        let first = if self.warmup { 0 } else { 1 };
+        for run in first..=self.runs {
+            let mut confs: Vec<usize> = (0..self.scheds.len()).collect();
+            rng.shuffle(&mut confs);
+            for c in confs {
+                let mut suites: Vec<usize> = (0..self.suites.len()).collect();
+                rng.shuffle(&mut suites);
+                for si in suites {
+                    let all = &self.suites[si].1;
+                    let loads = if run == 0 {
+                        all.get(all.len() / 2).map(|&l| vec![l]).unwrap_or_default()
+                    } else {
+                        let mut l = all.clone();
+                        rng.shuffle(&mut l);
+                        l
+                    };
+                    if !loads.is_empty() {
+                        out.push((run, c, si, loads));
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// The guest command.
     fn command(&self) -> String {
-        let plan: Vec<String> = self
-            .suites
-            .iter()
-            .map(|(s, l)| {
-                let l: Vec<String> = l.iter().map(|x| x.to_string()).collect();
-                format!("{}={}", s.name, l.join(","))
-            })
-            .collect();
         let confs: Vec<String> = self
             .scheds
             .iter()
             .zip(&self.specs)
             .map(|(l, s)| format!("{l}={s}"))
             .collect();
+        let sched: Vec<String> = self
+            .schedule()
+            .iter()
+            .map(|(run, c, si, loads)| {
+                let l: Vec<String> = loads.iter().map(|x| x.to_string()).collect();
+                format!(
+                    "{run} {} {} {}",
+                    confs[*c],
+                    self.suites[*si].0.name,
+                    l.join(",")
+                )
+            })
+            .collect();
         format!(
             "sh /tests/bench.sh {} {} '{}' '{}'",
             self.runs,
             self.secs,
             confs.join(","),
-            plan.join(" ")
+            sched.join(";")
         )
     }
 
     /// Rough guest time: every measurement plus a scheduler start and stop.
     fn timeout_s(&self) -> u64 {
         let per = self.secs as u64 * 3 + 15;
-        let n: usize = self.suites.iter().map(|(_, l)| l.len() + 1).sum();
-        300 + per * n as u64 * self.scheds.len() as u64 * self.runs as u64
+        let n: u64 = self
+            .schedule()
+            .iter()
+            .map(|(_, _, _, l)| l.len() as u64 + 1)
+            .sum();
+        300 + per * n
     }
 }
 
@@ -216,23 +274,32 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
         specs.push(spec);
     }
     anyhow::ensure!(!scheds.is_empty(), "--sched: nothing to run");
+    let seed = o.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_secs())
+    });
     let plan = Plan {
         suites,
         scheds,
         specs,
         runs: o.runs,
         secs: o.secs,
+        seed,
+        warmup: !o.no_warmup,
     };
     cfg.timeout = cfg
         .timeout
         .max(std::time::Duration::from_secs(plan.timeout_s()));
     let mode = if cfg.tcg_multi { "multi" } else { "single" };
     let header = format!(
-        "{} guest ({cpus} vCPUs), kernel {}, TCG thread={mode}, {} run(s) x {} s, {}",
+        "{} guest ({cpus} vCPUs), kernel {}, TCG thread={mode}, {} run(s) x {} s{}, order --seed {}, {}",
         o.guest.topology,
         cfg.kernel.version,
         plan.runs,
         plan.secs,
+        if plan.warmup { " after a discarded warm-up" } else { "" },
+        plan.seed,
         today()
     );
     println!("bench: {header}");
@@ -275,7 +342,15 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
     } else {
         repo_root().join(&o.out)
     };
-    report(&records, &plan, o.vs.as_deref(), cpus, &header, &out)?;
+    report(
+        &records,
+        &plan,
+        o.vs.as_deref(),
+        cpus,
+        &header,
+        &out,
+        o.format == "seed",
+    )?;
     if o.suite == "calibrate" {
         let text = calibration(&records, &plan);
         println!("{text}");
@@ -416,6 +491,29 @@ bench-mon: suite=wakeup sched=sis run=1 load=2 {"select_cpu":10,"progs":{"runnin
     }
 
     #[test]
+    fn stats_table_shape() {
+        let r = seed();
+        let scheds = vec!["master".to_string(), "masterx".to_string()];
+        let t = stats_table(&r, "tbench", "mb_s", &scheds, &[1, 128], None, &[]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(
+            lines[0].starts_with("master ") && lines[0].contains("/master [95% CI]"),
+            "{t}"
+        );
+        let f: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(f[..6], ["1", "3", "524", "0.58", "523", "524"], "{t}");
+        assert_eq!(f[6], "1.000", "{t}");
+        // masterx at 1 client: 510 +- 10 against 523.7 +- 0.6: the interval includes 1
+        let f: Vec<&str> = lines[4].split_whitespace().collect();
+        assert_eq!(f[..3], ["1", "3", "510"], "{t}");
+        assert_eq!(f[6], "0.974~", "{t}");
+        // at 128: two runs of about half master's: significant, no ~
+        let f: Vec<&str> = lines[5].split_whitespace().collect();
+        assert_eq!(f[..2], ["128", "2"], "{t}");
+        assert_eq!(f[6], "0.500", "{t}");
+    }
+
+    #[test]
     fn confs_and_presets() {
         assert_eq!(
             parse_conf("masterx=sis:NO_SIS_UTIL").unwrap(),
@@ -467,6 +565,8 @@ bench: suite=tbench sched=sis:NO_SIS_UTIL run=1 load=8 mb_s=95
             specs: vec![],
             runs: 1,
             secs: 1,
+            seed: 1,
+            warmup: false,
         };
         let t = calibration(&r, &plan);
         let row = t
@@ -479,6 +579,54 @@ bench: suite=tbench sched=sis:NO_SIS_UTIL run=1 load=8 mb_s=95
             f[2..],
             ["8", "200", "180", "0.900", "100", "95", "0.950"],
             "{t}"
+        );
+    }
+
+    #[test]
+    fn schedule_is_shuffled_seeded_and_complete() {
+        let plan = |seed| Plan {
+            suites: vec![
+                (suite("tbench").unwrap(), vec![1, 2, 4]),
+                (suite("wakeup").unwrap(), vec![2, 4]),
+            ],
+            scheds: vec!["a".into(), "b".into(), "c".into()],
+            specs: vec!["eevdf".into(), "sis".into(), "sis:NO_IDLE_CORE".into()],
+            runs: 5,
+            secs: 1,
+            seed,
+            warmup: true,
+        };
+        let s = plan(42).schedule();
+        assert_eq!(s, plan(42).schedule());
+        assert_ne!(s, plan(43).schedule());
+        // warm-up: every configuration and suite once, at the middle load
+        let warm: Vec<_> = s.iter().filter(|e| e.0 == 0).collect();
+        assert_eq!(warm.len(), 6);
+        assert!(warm.iter().all(|e| e.3 == [if e.2 == 0 { 2 } else { 4 }]));
+        // every run measures every configuration, suite and load exactly once
+        for run in 1..=5 {
+            for c in 0..3 {
+                for (si, loads) in [(0, vec![1, 2, 4]), (1, vec![2, 4])] {
+                    let e: Vec<_> = s
+                        .iter()
+                        .filter(|e| e.0 == run && e.1 == c && e.2 == si)
+                        .collect();
+                    assert_eq!(e.len(), 1);
+                    let mut l = e[0].3.clone();
+                    l.sort();
+                    assert_eq!(l, loads);
+                }
+            }
+        }
+        // the first configuration is not always first
+        let firsts: std::collections::BTreeSet<usize> = (1..=5)
+            .map(|r| s.iter().find(|e| e.0 == r).unwrap().1)
+            .collect();
+        assert!(firsts.len() > 1, "{s:?}");
+        let cmd = plan(42).command();
+        assert!(
+            cmd.starts_with("sh /tests/bench.sh 5 1 'a=eevdf,b=sis,c=sis:NO_IDLE_CORE' '0 "),
+            "{cmd}"
         );
     }
 

@@ -2,6 +2,7 @@
 //! Tables in the seed's shape, the summary, CSV, JSON and the SVG plot of each suite.
 
 use super::parse::{mean, ratio, Records};
+use super::stats::{cell, ratio_ci};
 use super::suites::Suite;
 use super::Plan;
 use anyhow::{Context, Result};
@@ -86,6 +87,92 @@ pub fn table(
                 let _ = write!(line, " {:>11}", x.and_then(mean).map_or("-".into(), num));
             }
             out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `a / b` with its 95 % interval, `~` after the ratio when the interval includes 1;
+/// the bare ratio when either side has a single run.
+pub fn ratio_cell(r: &Records, key_a: (&str, &str, u32, &str), b: &str) -> String {
+    let (s, a, l, m) = key_a;
+    if a == b {
+        return "1.000".into();
+    }
+    let get = |c: &str| r.get(&(s.into(), c.into(), l, m.into())).and_then(cell);
+    match (get(a), get(b)) {
+        (Some(x), Some(y)) => match ratio_ci(&x, &y) {
+            Some(q) => format!(
+                "{:.3}{} [{:.3},{:.3}]",
+                q.ratio,
+                if q.significant { " " } else { "~" },
+                q.lo,
+                q.hi
+            ),
+            None => opt_ratio(ratio(Some(x.mean), Some(y.mean))),
+        },
+        _ => "-".into(),
+    }
+}
+
+/// The statistics layout: a block per configuration, a line per load with n, mean,
+/// sd, min and max, the ratio to the first configuration (and to `vs`) with its 95 %
+/// interval, then each `extras` metric's mean.
+pub fn stats_table(
+    r: &Records,
+    suite: &str,
+    metric: &str,
+    scheds: &[String],
+    loads: &[u32],
+    vs: Option<&str>,
+    extras: &[(&str, &str)],
+) -> String {
+    let get = |c: &str, l: u32| r.get(&(suite.into(), c.into(), l, metric.into()));
+    let base = &scheds[0];
+    let mut out = String::new();
+    for c in scheds {
+        if !loads.iter().any(|&l| get(c, l).is_some()) {
+            continue;
+        }
+        let mut head = format!(
+            "{c:<24}{:>3} {:>9} {:>8} {:>9} {:>9}  {:<25}",
+            "n",
+            "mean",
+            "sd",
+            "min",
+            "max",
+            format!("/{base} [95% CI]")
+        );
+        if let Some(v) = vs {
+            let _ = write!(head, "{:<25}", format!("/{v} [95% CI]"));
+        }
+        for (_, h) in extras {
+            let _ = write!(head, " {h:>11}");
+        }
+        out.push_str(head.trim_end());
+        out.push('\n');
+        for &l in loads {
+            let Some(x) = get(c, l).and_then(cell) else {
+                continue;
+            };
+            let mut line = format!(
+                "{l:<24}{:>3} {:>9} {:>8} {:>9} {:>9}  {:<25}",
+                x.n,
+                num(x.mean),
+                num(x.sd),
+                num(x.min),
+                num(x.max),
+                ratio_cell(r, (suite, c, l, metric), base)
+            );
+            if let Some(v) = vs {
+                let _ = write!(line, "{:<25}", ratio_cell(r, (suite, c, l, metric), v));
+            }
+            for (k, _) in extras {
+                let e = r.get(&(suite.into(), c.clone(), l, k.to_string()));
+                let _ = write!(line, " {:>11}", e.and_then(mean).map_or("-".into(), num));
+            }
+            out.push_str(line.trim_end());
             out.push('\n');
         }
     }
@@ -282,6 +369,7 @@ pub fn report(
     cpus: u32,
     header: &str,
     out: &Path,
+    seed_format: bool,
 ) -> Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     for (s, loads) in &plan.suites {
@@ -293,10 +381,19 @@ pub fn report(
             } else {
                 &[]
             };
-            let t = table(r, s.name, m.key, &plan.scheds, loads, plan.runs, vs, extras);
+            let t = if seed_format {
+                table(r, s.name, m.key, &plan.scheds, loads, plan.runs, vs, extras)
+            } else {
+                stats_table(r, s.name, m.key, &plan.scheds, loads, vs, extras)
+            };
             if t.is_empty() {
                 continue;
             }
+            let how = if seed_format {
+                "every run, average, ratio"
+            } else {
+                "mean, sd, min, max of n runs; ratio with 95 % CI, ~: the interval includes 1"
+            };
             let better = if m.higher_is_better {
                 "higher"
             } else {
@@ -304,7 +401,7 @@ pub fn report(
             };
             let _ = writeln!(
                 text,
-                "\n## {}: {} by {} ({better} is better)\n{t}",
+                "\n## {}: {} by {} ({better} is better; {how})\n{t}",
                 s.name, m.label, s.load
             );
         }
@@ -362,10 +459,23 @@ pub fn write_json(
         let base = r
             .get(&(su.clone(), plan.scheds[0].clone(), *l, m.clone()))
             .and_then(mean);
+        let st = cell(vals);
+        let ci = match (
+            st,
+            r.get(&(su.clone(), plan.scheds[0].clone(), *l, m.clone()))
+                .and_then(cell),
+        ) {
+            (Some(a), Some(b)) => ratio_ci(&a, &b),
+            _ => None,
+        };
         results.push(serde_json::json!({
             "sched": c, "load": l, "metric": m,
             "runs": vals.iter().map(|(run, v)| serde_json::json!({"run": run, "value": v})).collect::<Vec<_>>(),
             "avg": avg, "ratio": ratio(avg, base),
+            "n": st.map(|x| x.n), "sd": st.map(|x| x.sd),
+            "min": st.map(|x| x.min), "max": st.map(|x| x.max),
+            "ratio_ci95": ci.map(|q| [q.lo, q.hi]),
+            "ratio_significant": ci.map(|q| q.significant),
         }));
     }
     let (_, loads) = plan
