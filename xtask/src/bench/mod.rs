@@ -62,6 +62,11 @@ pub struct BenchOpts {
     /// Where the CSV, JSON and SVG files go.
     #[arg(long, default_value = "target/bench")]
     out: PathBuf,
+    /// No guest: print the tables again from a results folder a bench wrote (its
+    /// SUITE.json for the configurations and loads, SUITE.csv for every run), in
+    /// --format, with --vs; writes nothing.
+    #[arg(long)]
+    from: Option<PathBuf>,
     #[command(flatten)]
     guest: GuestOpts,
 }
@@ -215,7 +220,87 @@ impl Plan {
     }
 }
 
+/// `--from DIR`: the tables of every suite of o.suite (or the preset's) from DIR's data.
+fn from_data(o: &BenchOpts, dir: &std::path::Path) -> Result<i32> {
+    let names = preset(&o.suite).map_or(o.suite.clone(), |p| p.suites.to_string());
+    let vs =
+        o.vs.clone()
+            .or_else(|| preset(&o.suite).and_then(|p| p.vs.map(str::to_string)));
+    let mut records = Records::new();
+    let mut suites = vec![];
+    let (mut scheds, mut header, mut runs) = (vec![], String::new(), 1);
+    for name in names.split(',').map(str::trim) {
+        let s = suite(name)?;
+        let path = dir.join(name).with_extension("json");
+        let doc: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?,
+        )
+        .with_context(|| format!("parsing {}", path.display()))?;
+        scheds = doc["scheds"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|x| x.as_str().map(str::to_string))
+            .collect();
+        header = doc["setup"].as_str().unwrap_or("").to_string();
+        let loads: Vec<u32> = doc["loads"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|x| x.as_u64().map(|v| v as u32))
+            .collect();
+        suites.push((s, loads));
+        let csv_path = dir.join(name).with_extension("csv");
+        let csv = std::fs::read_to_string(&csv_path)
+            .with_context(|| format!("reading {}", csv_path.display()))?;
+        for line in csv.lines().skip(1) {
+            let f: Vec<&str> = line.split(',').collect();
+            let [su, c, l, run, m, v] = f[..] else {
+                bail!("{}: bad row '{line}'", csv_path.display());
+            };
+            let (Ok(l), Ok(run), Ok(v)) = (l.parse::<u32>(), run.parse::<u32>(), v.parse::<f64>())
+            else {
+                bail!("{}: bad row '{line}'", csv_path.display());
+            };
+            runs = runs.max(run);
+            records
+                .entry((su.to_string(), c.to_string(), l, m.to_string()))
+                .or_default()
+                .insert(run, v);
+        }
+    }
+    anyhow::ensure!(!scheds.is_empty(), "{}: no configurations", dir.display());
+    let plan = Plan {
+        suites,
+        specs: scheds.clone(),
+        scheds,
+        runs,
+        secs: 0,
+        seed: 0,
+        warmup: false,
+    };
+    let tmp = std::env::temp_dir().join(format!("scx_sis-bench-from-{}", std::process::id()));
+    report(
+        &records,
+        &plan,
+        vs.as_deref(),
+        0,
+        &header,
+        &tmp,
+        o.format == "seed",
+    )?;
+    let _ = std::fs::remove_dir_all(&tmp);
+    if o.suite == "calibrate" {
+        println!("{}", calibration(&records, &plan));
+    }
+    Ok(0)
+}
+
 pub fn run(mut o: BenchOpts) -> Result<i32> {
+    if let Some(dir) = o.from.clone() {
+        return from_data(&o, &dir);
+    }
     let preset = preset(&o.suite);
     if let Some(p) = &preset {
         if o.guest.topology.cpus() < p.min_cpus {

@@ -341,6 +341,39 @@ pub(crate) fn bench_kernel_features(
     Ok(())
 }
 
+/// Published figures come back from the committed data alone: `bench seed --from` on
+/// results/2026-11-30-seed prints the table BENCHMARKS.md quotes (masterx at 64
+/// clients: 36.7 MB/s, 0.825 of EEVDF, 17.0 CPUs scanned per wakeup).
+pub(crate) fn bench_from_data(tally: &mut Tally, me: &std::path::Path) -> Result<()> {
+    let o = Command::new(me)
+        .args(["bench", "seed", "--from"])
+        .arg(repo_root().join("results/2026-11-30-seed"))
+        .output()
+        .context("running xtask bench --from")?;
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let row = out
+        .split("\nmasterx ")
+        .nth(1)
+        .and_then(|b| b.lines().find(|l| l.starts_with("64 ")))
+        .unwrap_or("");
+    let f: Vec<&str> = row.split_whitespace().collect();
+    tally.check(
+        "host/bench-from-committed-data",
+        o.status.success()
+            && f.get(2) == Some(&"36.7")
+            && f.get(6) == Some(&"0.825~")
+            && f.contains(&"17.0"),
+        || {
+            format!(
+                "exit {:?}, masterx at 64: '{row}'\n{}",
+                o.status.code(),
+                tail(&out, 10)
+            )
+        },
+    );
+    Ok(())
+}
+
 fn tail(s: &str, n: usize) -> String {
     let v: Vec<&str> = s.lines().collect();
     v[v.len().saturating_sub(n)..].join("\n")

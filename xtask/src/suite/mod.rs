@@ -9,7 +9,9 @@ mod host;
 mod registry;
 mod runner;
 
-use host::{bench_kernel_features, bench_smoke, demo_smoke, host_tests, unit_tests};
+use host::{
+    bench_from_data, bench_kernel_features, bench_smoke, demo_smoke, host_tests, unit_tests,
+};
 use registry::vm_tests;
 use runner::run_vm_test;
 pub(crate) use runner::test_guest;
@@ -81,6 +83,7 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
         let me = std::env::current_exe().context("locating the xtask binary")?;
         bench_smoke(&mut tally, &me, &kernels)?;
         bench_kernel_features(&mut tally, &me, &kernels)?;
+        bench_from_data(&mut tally, &me)?;
         demo_smoke(&mut tally, &me, &kernels)?;
     }
     let tests: Vec<VmTest> = vm_tests(&kernels)?
