@@ -214,7 +214,15 @@ pub(crate) fn bench_smoke(
         .map(|s| s.name)
         .collect::<Vec<_>>();
     let o = Command::new(me)
-        .args(["bench", &suites.join(","), "--runs", "1", "--secs", "2"])
+        .args([
+            "bench",
+            &suites.join(","),
+            "--runs",
+            "1",
+            "--secs",
+            "2",
+            "--no-warmup",
+        ])
         .args(["--sched", "eevdf,sis", "--loads", "2", "--no-build"])
         .args(["--kernel", &newest.version, "--out"])
         .arg(&out)
@@ -313,6 +321,13 @@ pub(crate) fn bench_kernel_features(
                 tail(&stdout, 20)
             )
         },
+    );
+    // the warm-up ran (bench-warmup lines) and none of it reached the data
+    tally.check(
+        "host/bench-warmup-discarded",
+        stdout.contains("bench-warmup: suite=tbench sched=prop run=0")
+            && !csv.lines().any(|l| l.split(',').nth(3) == Some("0")),
+        || format!("{csv}\n{}", tail(&stdout, 20)),
     );
     tally.check(
         "host/bench-kfeat-header",
