@@ -90,6 +90,19 @@ monitor_stop() { # SUITE CONF RUN LOAD
 	[ "$3" = 0 ] && return
 	grep '^{' /tmp/mon.json | sed "s/^/bench-mon: suite=$1 sched=$2 run=$3 load=$4 /"
 }
+# bpf_snap / bpf_delta: the kernel's statistics of every struct_ops program (whichever
+# sched_ext scheduler runs, peers included) around one measurement; bpf_delta prints the
+# ns of all of them per select_cpu call, select_cpu's own ns per call and the calls
+bpf_snap() { B0=; is_eevdf "$SPEC" || B0=$(sis-probe bpfstats); }
+bpf_field() { echo "$2" | tr ' ' '\n' | grep "^$1=" | cut -d= -f2; }
+bpf_delta() {
+	[ -n "$B0" ] || return 0
+	B1=$(sis-probe bpfstats)
+	dns=$(($(bpf_field ns "$B1") - $(bpf_field ns "$B0")))
+	dsel=$(($(bpf_field select_runs "$B1") - $(bpf_field select_runs "$B0")))
+	dsns=$(($(bpf_field select_ns "$B1") - $(bpf_field select_ns "$B0")))
+	[ "$dsel" -gt 0 ] && echo "bpf_all_ns_per_select=$((dns / dsel)) bpf_select_ns=$((dsns / dsel)) bpf_select_calls=$dsel"
+}
 # msg_run WORKERS: the schbench-like load under the tracer; prints its key=values
 msg_run() {
 	m=2; [ "$1" -lt 2 ] && m=1
@@ -104,14 +117,18 @@ measure() { # SUITE CONF RUN LOAD
 	tbench)
 		# scx_sis's counters say how far each search went (CPUs scanned, BPF ns)
 		monitor_start
+		bpf_snap
 		v=$(tbench -t "$SECS" -c /usr/share/dbench/client.txt "$4" 127.0.0.1 2>&1 | awk '/Throughput/ {print $2}')
+		b=$(bpf_delta)
 		monitor_stop "$@"
-		emit "$@" mb_s=${v:-nan} ;;
+		emit "$@" mb_s=${v:-nan} $b ;;
 	wakeup)
 		monitor_start
+		bpf_snap
 		r=$(msg_run "$4")
+		b=$(bpf_delta)
 		monitor_stop "$@"
-		emit "$@" $r
+		emit "$@" $r $b
 		if command -v schbench >/dev/null; then
 			v=$(schbench -m 2 -t $(($4 / 2 + 1)) -r "$SECS" 2>&1 | awk '/99.0th/ {v=$2} END {print v}')
 			emit "$@" schbench_p99_us=${v:-nan}
@@ -123,15 +140,17 @@ measure() { # SUITE CONF RUN LOAD
 		v=$(perf bench sched pipe -l $((SECS * 2000)) 2>&1 | awk '/usecs\/op/ {print $1}')
 		emit "$@" usecs_op=${v:-nan} ;;
 	cost)
-		case $SPEC in sis*) ;; *) echo "bench-skip: suite=cost sched=$2: no select_cpu of ours to time"; return ;; esac
+		is_eevdf "$SPEC" && { echo "bench-skip: suite=cost sched=$2: EEVDF runs no BPF"; return; }
 		hogs=""
 		for i in $(seq 1 "$4"); do sis-probe spin -1 & hogs="$hogs $!"; done
 		sleep 1
 		monitor_start
+		bpf_snap
 		p=$(sis-probe msg 2 2 "$SECS" 100)
+		b=$(bpf_delta)
 		monitor_stop "$@"
 		[ -n "$hogs" ] && kill $hogs && wait $hogs 2>/dev/null
-		emit "$@" hogs=$4 ${p#msg: } ;;
+		emit "$@" hogs=$4 ${p#msg: } $b ;;
 	placement)
 		monitor_start
 		r=$(msg_run "$4")
@@ -148,7 +167,7 @@ while read -r r e suite loads <&3; do
 	# the kernel's BPF statistics cost every BPF program a clock read: on only for the
 	# suites that report them, and then for every configuration alike
 	case $suite in cost | wakeup | tbench) echo 1 ;; *) echo 0 ;; esac >/proc/sys/kernel/bpf_stats_enabled
-	[ "$suite" = cost ] && case $SPEC in sis*) ;; *) echo "bench-skip: suite=cost sched=$c: not scx_sis"; continue ;; esac
+	[ "$suite" = cost ] && is_eevdf "$SPEC" && { echo "bench-skip: suite=cost sched=$c: EEVDF runs no BPF"; continue; }
 	if ! start_sched "$SPEC" "$suite"; then
 		echo "bench-error: suite=$suite sched=$c run=$r: could not start: $(tail -2 /tmp/sched.log | tr '\n' ' ')"
 		stop_sched "$SPEC"

@@ -25,10 +25,15 @@
  *                                 (comm sis-worker) over pipes, every worker spins US
  *                                 microseconds and reports back, for SECS; prints
  *                                 rounds/s and the wakeup latency the workers saw
+ *   sis-probe bpfstats            the kernel's run-time statistics of every loaded
+ *                                 struct_ops program (any sched_ext scheduler's ops):
+ *                                 total ns and runs, and those of select_cpu
  *   sis-probe trace ...           the tracefs collector, see trace.c
  */
 #define _GNU_SOURCE
+#include <linux/bpf.h>
 #include <poll.h>
+#include <sys/syscall.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -534,6 +539,54 @@ static int msg(int nm, int nw, int secs, int us)
 
 int trace_main(int argc, char **argv);
 
+static long sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+/*
+ * Sum run_time_ns / run_cnt (kernel.bpf_stats_enabled=1) over every struct_ops
+ * program: the whole cost of whichever sched_ext scheduler is loaded. select_cpu is
+ * the program whose name holds "select" (names are cut at 15 characters).
+ */
+static int bpfstats(void)
+{
+	unsigned long long ns = 0, runs = 0, sel_ns = 0, sel_runs = 0;
+	unsigned int id = 0, progs = 0;
+
+	for (;;) {
+		union bpf_attr a = { .start_id = id };
+		struct bpf_prog_info info = {};
+		int fd;
+
+		if (sys_bpf(BPF_PROG_GET_NEXT_ID, &a))
+			break;
+		id = a.next_id;
+		memset(&a, 0, sizeof(a));
+		a.prog_id = id;
+		fd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
+		if (fd < 0)
+			continue;
+		memset(&a, 0, sizeof(a));
+		a.info.bpf_fd = fd;
+		a.info.info_len = sizeof(info);
+		a.info.info = (unsigned long)&info;
+		if (!sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) && info.type == BPF_PROG_TYPE_STRUCT_OPS) {
+			progs++;
+			ns += info.run_time_ns;
+			runs += info.run_cnt;
+			if (strstr(info.name, "select")) {
+				sel_ns += info.run_time_ns;
+				sel_runs += info.run_cnt;
+			}
+		}
+		close(fd);
+	}
+	printf("bpfstats: progs=%u ns=%llu runs=%llu select_ns=%llu select_runs=%llu\n", progs,
+	       ns, runs, sel_ns, sel_runs);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -561,6 +614,8 @@ int main(int argc, char **argv)
 		return pingpong(atoi(argv[2]));
 	if (argc == 6 && !strcmp(argv[1], "msg"))
 		return msg(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+	if (argc == 2 && !strcmp(argv[1], "bpfstats"))
+		return bpfstats();
 	if (argc >= 2 && !strcmp(argv[1], "trace"))
 		return trace_main(argc, argv);
 	fprintf(stderr, "usage: sis-probe spin CPU | wake N US CPU | pingpong N | "

@@ -557,6 +557,23 @@ bench: suite=tbench sched=sis run=1 load=16 mb_s=90
     }
 
     #[test]
+    fn cost_target_against_cosmos() {
+        let out = "\
+bench: suite=cost sched=sis run=1 load=0 bpf_all_ns_per_select=20000
+bench: suite=cost sched=scx_cosmos run=1 load=0 bpf_all_ns_per_select=16000
+bench: suite=cost sched=sis run=1 load=8 bpf_all_ns_per_select=15000
+bench: suite=cost sched=scx_cosmos run=1 load=8 bpf_all_ns_per_select=16000
+";
+        let r = parse(out);
+        let s = vec!["sis".to_string(), "scx_cosmos".to_string()];
+        let t = targets(&r, "cost", &s, &[0, 8], 8);
+        assert!(
+            t.contains(&"target sis: all BPF ns per select_cpu <= scx_cosmos's at every load: MISSED at 0: 1.25".to_string()),
+            "{t:?}"
+        );
+    }
+
+    #[test]
     fn monitor_samples_are_summed() {
         let out = r#"bench-mon: suite=cost sched=sis run=1 load=0 {"prog_run_ns":1000,"prog_run_cnt":10,"scanned":5,"select_cpu":10,"scan_max":3}
 bench-mon: suite=cost sched=sis run=1 load=0 {"prog_run_ns":3000,"prog_run_cnt":10,"scanned":15,"select_cpu":10,"scan_max":7}

@@ -180,10 +180,11 @@ pub fn stats_table(
 }
 
 /// Columns beside tbench's throughput: scx_sis's own counters over the same runs.
-pub const TBENCH_EXTRAS: [(&str, &str); 3] = [
+pub const TBENCH_EXTRAS: [(&str, &str); 4] = [
     ("scan_mean", "scan/wakeup"),
     ("cut_pct", "cut%"),
     ("bpf_ns_per_wakeup", "BPFns/wakeup"),
+    ("bpf_all_ns_per_select", "allBPFns/sel"),
 ];
 
 /// A configuration with one feature off against its own default.
@@ -349,6 +350,24 @@ pub fn targets(
             _ => continue,
         };
         out.push(line);
+    }
+    // the cost target: all of scx_sis's BPF per select_cpu, against scx_cosmos's
+    if matches!(suite, "cost" | "wakeup") && scheds.iter().any(|c| c == "scx_cosmos") {
+        let m = "bpf_all_ns_per_select";
+        let bad: Vec<String> = loads
+            .iter()
+            .filter_map(|&l| {
+                let x = ratio(avg("sis", l, m), avg("scx_cosmos", l, m))?;
+                (x > 1.0).then(|| format!("{l}: {x:.2}"))
+            })
+            .collect();
+        if loads.iter().any(|&l| avg("sis", l, m).is_some()) {
+            out.push(format_target(
+                "sis",
+                "all BPF ns per select_cpu <= scx_cosmos's at every load",
+                &bad,
+            ));
+        }
     }
     out
 }

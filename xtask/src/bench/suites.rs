@@ -43,8 +43,8 @@ pub const SUITES: &[Suite] = &[
             m("lat_p999_us", "wakeup latency p99.9 us (trace)", false),
             m("schbench_p99_us", "schbench p99 us", false),
             m(
-                "bpf_ns_per_wakeup",
-                "ns of scx_sis's BPF programs per select_cpu (BPF stats)",
+                "bpf_all_ns_per_select",
+                "ns of all the scheduler's BPF programs per select_cpu (BPF stats, any sched_ext scheduler)",
                 false,
             ),
         ],
@@ -63,7 +63,12 @@ pub const SUITES: &[Suite] = &[
         name: "cost",
         load: "hog CPUs",
         metrics: &[
-            m("select_ns", "ns per select_cpu (BPF stats)", false),
+            m(
+                "bpf_all_ns_per_select",
+                "ns of all the scheduler's BPF programs per select_cpu (BPF stats, any sched_ext scheduler)",
+                false,
+            ),
+            m("bpf_select_ns", "ns per select_cpu (BPF stats, any sched_ext scheduler)", false),
             m("scan_mean", "CPUs scanned per select_cpu", false),
             m("scan_max", "most CPUs scanned by one call", false),
         ],
