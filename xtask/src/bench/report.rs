@@ -235,13 +235,22 @@ pub fn calibration(r: &Records, plan: &Plan) -> String {
         r.get(&(s.into(), c.into(), l, m.into())).and_then(mean)
     };
     let cell = |x: Option<f64>| x.map_or("-".into(), num);
-    let mut out = String::from("## Turning one step off: the kernel's change beside scx_sis's (avg of runs; ratio = off / on)\n");
+    let mut out = String::from(
+        "## Turning one step off: the kernel's change beside scx_sis's\n(mean of the runs; off / on with its 95 % interval, ~: the interval includes 1)\n",
+    );
     for (name, k, sis) in &CALIBRATION {
         let _ = writeln!(out, "\n### {name}");
         let _ = writeln!(
             out,
-            "{:<34} {:>5} {:>9} {:>9} {:>7}   {:>9} {:>9} {:>7}",
-            "metric", "load", "eevdf on", "off", "ratio", "sis on", "off", "ratio"
+            "{:<34} {:>5} {:>9} {:>9}  {:<24} {:>9} {:>9}  {:<24}",
+            "metric",
+            "load",
+            "eevdf on",
+            "off",
+            "off/on [95% CI]",
+            "sis on",
+            "off",
+            "off/on [95% CI]"
         );
         for (s, loads) in &plan.suites {
             for m in s.metrics.iter().take(3) {
@@ -250,22 +259,26 @@ pub fn calibration(r: &Records, plan: &Plan) -> String {
                     if kon.is_none() && koff.is_none() {
                         continue;
                     }
-                    let (son, soff) = match sis {
-                        Some(p) => (avg(s.name, p.on, l, m.key), avg(s.name, p.off, l, m.key)),
-                        None => (None, None),
+                    let (son, soff, sr) = match sis {
+                        Some(p) => (
+                            avg(s.name, p.on, l, m.key),
+                            avg(s.name, p.off, l, m.key),
+                            ratio_cell(r, (s.name, p.off, l, m.key), p.on),
+                        ),
+                        None => (None, None, "-".into()),
                     };
-                    let _ = writeln!(
-                        out,
-                        "{:<34} {:>5} {:>9} {:>9} {:>7}   {:>9} {:>9} {:>7}",
+                    let line = format!(
+                        "{:<34} {:>5} {:>9} {:>9}  {:<24} {:>9} {:>9}  {:<24}",
                         format!("{} {}", s.name, m.key),
                         l,
                         cell(kon),
                         cell(koff),
-                        opt_ratio(ratio(koff, kon)),
+                        ratio_cell(r, (s.name, k.off, l, m.key), k.on),
                         cell(son),
                         cell(soff),
-                        opt_ratio(ratio(soff, son)),
+                        sr,
                     );
+                    let _ = writeln!(out, "{}", line.trim_end());
                 }
             }
         }
