@@ -403,6 +403,19 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
         .find_map(|l| l.strip_prefix("bench-kfeatures: "))
         .unwrap_or("unknown")
         .trim();
+    // and they must be as found when the bench ends
+    let kfeat_after = res
+        .output
+        .lines()
+        .find_map(|l| l.strip_prefix("bench-kfeatures-after: "))
+        .unwrap_or("unknown")
+        .trim();
+    let restored = kfeat_after == kfeat;
+    if restored {
+        println!("bench: the kernel's sched features are as found");
+    } else {
+        println!("bench-error: the kernel's sched features were not restored: before '{kfeat}', after '{kfeat_after}'");
+    }
     let header =
         format!("{header}; EEVDF sched features as found (eevdf:X runs change X alone): {kfeat}");
     let mut errors = 0;
@@ -442,7 +455,9 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
         std::fs::write(out.join("calibration.txt"), format!("# {header}\n{text}"))
             .context("writing calibration.txt")?;
     }
-    // an ejection, a failed start or a kernel fault makes the whole comparison suspect
+    // an ejection, a failed start, a kernel fault or features left changed make the
+    // whole comparison suspect
+    let errors = errors + usize::from(!restored);
     if errors > 0 || !faults.is_empty() {
         println!(
             "bench: {errors} bench error(s), {} kernel fault report(s): figures written, exit 1",
