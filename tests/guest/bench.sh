@@ -182,4 +182,5 @@ while read -r r e suite loads <&3; do
 	done
 	stop_sched "$SPEC"
 done 3</tmp/schedule
+echo "bench-kfeatures-after: $(cat $KF 2>/dev/null || echo unreadable)"
 echo "bench-done: runs=$RUNS secs=$SECS cpus=$N kernel=$(uname -r)"

@@ -294,7 +294,7 @@ pub(crate) fn bench_kernel_features(
     let bench = |sched: &str| {
         Command::new(me)
             .args([
-                "bench", "tbench", "--runs", "1", "--secs", "1", "--loads", "2",
+                "bench", "tbench", "--runs", "1", "--secs", "2", "--loads", "2",
             ])
             .args(["--sched", sched, "--no-build", "--kernel", &newest.version])
             .arg("--out")
