@@ -228,7 +228,7 @@ fn from_data(o: &BenchOpts, dir: &std::path::Path) -> Result<i32> {
             .or_else(|| preset(&o.suite).and_then(|p| p.vs.map(str::to_string)));
     let mut records = Records::new();
     let mut suites = vec![];
-    let (mut scheds, mut header, mut runs) = (vec![], String::new(), 1);
+    let (mut scheds, mut header, mut runs, mut cpus) = (vec![], String::new(), 1, 0);
     for name in names.split(',').map(str::trim) {
         let s = suite(name)?;
         let path = dir.join(name).with_extension("json");
@@ -244,6 +244,7 @@ fn from_data(o: &BenchOpts, dir: &std::path::Path) -> Result<i32> {
             .filter_map(|x| x.as_str().map(str::to_string))
             .collect();
         header = doc["setup"].as_str().unwrap_or("").to_string();
+        cpus = doc["cpus"].as_u64().unwrap_or(0) as u32;
         let loads: Vec<u32> = doc["loads"]
             .as_array()
             .into_iter()
@@ -285,7 +286,7 @@ fn from_data(o: &BenchOpts, dir: &std::path::Path) -> Result<i32> {
         &records,
         &plan,
         vs.as_deref(),
-        0,
+        cpus,
         &header,
         &tmp,
         o.format == "seed",
