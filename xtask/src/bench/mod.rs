@@ -252,24 +252,10 @@ fn from_data(o: &BenchOpts, dir: &std::path::Path) -> Result<i32> {
             .filter_map(|x| x.as_u64().map(|v| v as u32))
             .collect();
         suites.push((s, loads));
-        let csv_path = dir.join(name).with_extension("csv");
-        let csv = std::fs::read_to_string(&csv_path)
-            .with_context(|| format!("reading {}", csv_path.display()))?;
-        for line in csv.lines().skip(1) {
-            let f: Vec<&str> = line.split(',').collect();
-            let [su, c, l, run, m, v] = f[..] else {
-                bail!("{}: bad row '{line}'", csv_path.display());
-            };
-            let (Ok(l), Ok(run), Ok(v)) = (l.parse::<u32>(), run.parse::<u32>(), v.parse::<f64>())
-            else {
-                bail!("{}: bad row '{line}'", csv_path.display());
-            };
-            runs = runs.max(run);
-            records
-                .entry((su.to_string(), c.to_string(), l, m.to_string()))
-                .or_default()
-                .insert(run, v);
-        }
+        runs = runs.max(read_csv(
+            &dir.join(name).with_extension("csv"),
+            &mut records,
+        )?);
     }
     anyhow::ensure!(!scheds.is_empty(), "{}: no configurations", dir.display());
     let plan = Plan {
@@ -570,6 +556,24 @@ bench: suite=tbench sched=sis run=1 load=16 mb_s=90
             t,
             ["target sis: >= 0.98 x eevdf at every client count: MISSED at 16: 0.900"]
         );
+    }
+
+    #[test]
+    fn csv_round_trip() {
+        let r = seed();
+        let dir = std::env::temp_dir().join(format!("scx_sis-csv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tbench.csv");
+        write_csv(&r, "tbench", &path).unwrap();
+        let mut back = Records::new();
+        assert_eq!(read_csv(&path, &mut back).unwrap(), 3);
+        assert_eq!(back, r);
+        std::fs::write(&path, "suite,sched,load,run,metric,value\ntbench,x,1\n").unwrap();
+        assert!(read_csv(&path, &mut back)
+            .unwrap_err()
+            .to_string()
+            .contains("bad row"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -477,6 +477,29 @@ pub fn write_csv(r: &Records, suite: &str, path: &Path) -> Result<()> {
     std::fs::write(path, s).with_context(|| format!("writing {}", path.display()))
 }
 
+/// The inverse of `write_csv`: every row into `r`; returns the highest run number.
+pub fn read_csv(path: &Path, r: &mut Records) -> Result<u32> {
+    let csv =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut runs = 0;
+    for line in csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let bad = || anyhow::anyhow!("{}: bad row '{line}'", path.display());
+        let [su, c, l, run, m, v] = f[..] else {
+            return Err(bad());
+        };
+        let (Ok(l), Ok(run), Ok(v)) = (l.parse::<u32>(), run.parse::<u32>(), v.parse::<f64>())
+        else {
+            return Err(bad());
+        };
+        runs = runs.max(run);
+        r.entry((su.to_string(), c.to_string(), l, m.to_string()))
+            .or_default()
+            .insert(run, v);
+    }
+    Ok(runs)
+}
+
 pub fn write_json(
     r: &Records,
     s: &Suite,
