@@ -82,6 +82,8 @@ pub struct Metrics {
     pub pinned: u64,
     #[stat(desc = "Tasks a CPU took from another LLC (its shared DSQ or a CPU queue there)")]
     pub steals: u64,
+    #[stat(desc = "... of which from an LLC of another NUMA node (after the node's own LLCs)")]
+    pub steals_remote: u64,
     #[stat(
         desc = "Wakeups that reached enqueue without select_cpu: queued to the CPU the task is still on (TTWU_QUEUE), not single-CPU tasks"
     )]
@@ -270,6 +272,7 @@ counter_table! {
     shared = sis_stat_STAT_SHARED,
     pinned = sis_stat_STAT_PINNED,
     steals = sis_stat_STAT_STEAL,
+    steals_remote = sis_stat_STAT_STEAL_REMOTE,
     queued_wakeup = sis_stat_STAT_QUEUED_WAKEUP,
     cpu_queued = sis_stat_STAT_CPU_QUEUED,
     pulls = sis_stat_STAT_PULL,
@@ -683,7 +686,7 @@ impl Metrics {
         }
         writeln!(
             w,
-            "  queueing: direct {} cpu_queued {} shared {} pinned {} reenq {}  balance: pulls {} steals {} tick_kicks {} idle_kicks {}",
+            "  queueing: direct {} cpu_queued {} shared {} pinned {} reenq {}  balance: pulls {} steals {} (remote node {}) tick_kicks {} idle_kicks {}",
             self.direct,
             self.cpu_queued,
             self.shared,
@@ -691,6 +694,7 @@ impl Metrics {
             self.reenq,
             self.pulls,
             self.steals,
+            self.steals_remote,
             self.tick_kicks,
             self.idle_kicks
         )?;

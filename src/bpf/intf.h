@@ -94,6 +94,7 @@ enum sis_stat {
 	STAT_SHARED,		/* enqueued on an LLC's shared DSQ */
 	STAT_PINNED,		/* single-CPU (or migration-disabled) tasks queued on their CPU */
 	STAT_STEAL,		/* a task taken from another LLC: its shared DSQ or a CPU's DSQ there */
+	STAT_STEAL_REMOTE,	/* ... of which from an LLC of another NUMA node */
 	STAT_MIGRATE,		/* select_cpu returned cpu != prev_cpu */
 	STAT_MIGRATE_LLC,	/* ... in another LLC */
 	STAT_WAKE_AFFINE,	/* WAKE_AFFINE moved target to the waker's CPU */

@@ -381,6 +381,8 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 				continue;
 			if (scx_bpf_dsq_move_to_local(LLC_DSQ_BASE + i, 0) || pull_from_llc(i, cpu)) {
 				stat_inc(STAT_STEAL);
+				if (pass)
+					stat_inc(STAT_STEAL_REMOTE);
 				return;
 			}
 		}

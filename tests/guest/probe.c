@@ -350,22 +350,34 @@ static int forkwake(int n, int us, int a, int b)
 }
 
 static int sync_fds[2][2];
-static int sync_rounds, sync_e, sync_w;
+static int sync_rounds, sync_e, sync_w, sync_home;
 static long sync_hist[MAX_CPUS];
+
+/* Allow only CPUs @a and @b (the same CPU twice: that one). */
+static void allow2(int a, int b)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(a, &set);
+	CPU_SET(b, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		exit(2);
+}
 
 static void *sync_wakee(void *arg)
 {
-	cpu_set_t set;
 	char b;
 
-	CPU_ZERO(&set);
-	CPU_SET(sync_w, &set);
-	CPU_SET(sync_e, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		exit(2);
+	allow2(sync_w, sync_e);
 	for (int i = 0; i < sync_rounds; i++) {
 		int where;
 
+		/* home: sleep on E each round, so every wakeup has prev_cpu == E */
+		if (sync_home) {
+			allow2(sync_e, sync_e);
+			allow2(sync_w, sync_e);
+		}
 		if (read(sync_fds[0][0], &b, 1) != 1)
 			exit(3);
 		where = sched_getcpu();
@@ -378,11 +390,12 @@ static void *sync_wakee(void *arg)
 }
 
 /* The waker writes (a WF_SYNC wakeup of the wakee), then waits for the reply. */
-static int syncwake(int n, int w, int e)
+static int syncwake(int n, int w, int e, int home)
 {
 	pthread_t t;
 	char b = 0;
 
+	sync_home = home;
 	sync_rounds = n;
 	sync_w = w;
 	sync_e = e;
@@ -401,6 +414,95 @@ static int syncwake(int n, int w, int e)
 		if (sync_hist[c])
 			printf(" %d:%ld", c, sync_hist[c]);
 	printf("\n");
+	return 0;
+}
+
+/* CPUs of a list like "4-7" or "0,8-11" into @set. */
+static int parse_cpus(const char *list, cpu_set_t *set)
+{
+	char *end;
+
+	CPU_ZERO(set);
+	while (*list) {
+		long a = strtol(list, &end, 10), b = a;
+
+		if (end == list)
+			return -1;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		for (long c = a; c <= b && c < CPU_SETSIZE; c++)
+			CPU_SET(c, set);
+		if (*end == ',')
+			end++;
+		list = end;
+	}
+	return 0;
+}
+
+struct hog {
+	pthread_t t;
+	cpu_set_t home;
+	volatile int stop, cpu;
+};
+
+static void *hog(void *arg)
+{
+	struct hog *h = arg;
+
+	if (sched_setaffinity(0, sizeof(h->home), &h->home))
+		exit(2);
+	while (!h->stop)
+		h->cpu = sched_getcpu();
+	return NULL;
+}
+
+/*
+ * The newidle balance's order across LLCs, in K trials: a spinner keeps W busy while 5
+ * tasks spin on NEAR (an LLC of W's node) and 5 on FAR (another node's); all may then
+ * also run on W. The spinner stops: W, about to idle, takes one waiting task, which
+ * then stays there. Prints per trial which group W took (by where the tasks now run).
+ */
+static int stealtest(int w, const char *near, const char *far, int k)
+{
+	int took_near = 0, took_far = 0;
+
+	for (int trial = 0; trial < k; trial++) {
+		struct hog h[11] = {};
+		int on_w[2] = {};
+
+		CPU_SET(w, &h[10].home);
+		if (parse_cpus(near, &h[0].home) || parse_cpus(far, &h[5].home))
+			return 2;
+		for (int i = 1; i < 10; i++)
+			if (i != 5)
+				h[i].home = h[i < 5 ? 0 : 5].home;
+		for (int i = 0; i < 11; i++)
+			if (pthread_create(&h[i].t, NULL, hog, &h[i]))
+				return 1;
+		usleep(300000);
+		for (int i = 0; i < 10; i++) {
+			cpu_set_t wide = h[i].home;
+
+			CPU_SET(w, &wide);
+			if (pthread_setaffinity_np(h[i].t, sizeof(wide), &wide))
+				return 2;
+		}
+		usleep(300000);
+		h[10].stop = 1;
+		pthread_join(h[10].t, NULL);
+		usleep(500000);
+		for (int i = 0; i < 10; i++)
+			if (h[i].cpu == w)
+				on_w[i >= 5]++;
+		for (int i = 0; i < 10; i++)
+			h[i].stop = 1;
+		for (int i = 0; i < 10; i++)
+			pthread_join(h[i].t, NULL);
+		printf("# trial %d: on W %d near, %d far\n", trial, on_w[0], on_w[1]);
+		took_near += on_w[0] > 0;
+		took_far += on_w[1] > 0;
+	}
+	printf("near %d far %d of %d\n", took_near, took_far, k);
 	return 0;
 }
 
@@ -598,8 +700,11 @@ int main(int argc, char **argv)
 		return churn(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 6 && !strcmp(argv[1], "forkwake"))
 		return forkwake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
-	if (argc == 5 && !strcmp(argv[1], "syncwake"))
-		return syncwake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "syncwake"))
+		return syncwake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]),
+				argc == 6 && !strcmp(argv[5], "home"));
+	if (argc == 6 && !strcmp(argv[1], "stealtest"))
+		return stealtest(atoi(argv[2]), argv[3], argv[4], atoi(argv[5]));
 	if (argc == 3 && !strcmp(argv[1], "forks"))
 		return forks(atoi(argv[2]));
 	if (argc == 4 && !strcmp(argv[1], "hostile"))
@@ -619,6 +724,7 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "trace"))
 		return trace_main(argc, argv);
 	fprintf(stderr, "usage: sis-probe spin CPU | wake N US CPU | pingpong N | "
-			"hostile SOCK MODE | idle SOCK N SECS\n");
+			"hostile SOCK MODE | idle SOCK N SECS | syncwake N W E [home] | "
+			"stealtest W NEAR FAR K\n");
 	return 2;
 }

@@ -3,6 +3,7 @@
 # suite: topology-view-4:4:2-numa 4:4:2 newest 600 numa
 # suite: topology-view-1:16:1 1:16:1 newest 600
 # suite: topology-view-1:2:4:2 1:2:4:2 newest 600
+# suite: topology-view-2:2:2:2-numa 2:2:2:2 newest 600 numa
 # topo_view.sh: scx_sis's view of LLCs, cores and nodes matches sysfs; a full load
 # runs without a stall; the search cost at full load is recorded (and bounded); every
 # live `--stats 1 --json` interval over the 30 s of full load is printed as `json ...`

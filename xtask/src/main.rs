@@ -50,6 +50,12 @@ enum Cmd {
         /// baseline for RCU stall reports.
         #[arg(long, default_value = "sis", value_parser = ["sis", "eevdf"])]
         sched: String,
+        /// SOCKETS:CORES:THREADS, or SOCKETS:LLCS:CORES:THREADS (as for `vm`).
+        #[arg(long, default_value = "1:4:2")]
+        topology: vm::Topology,
+        /// One NUMA node per socket.
+        #[arg(long)]
+        numa: bool,
     },
 }
 
@@ -58,7 +64,8 @@ pub struct GuestOpts {
     /// Guest kernel: a vmlinuz path, a version, or `download` (newest from Debian).
     #[arg(long, env = "SCX_SIS_KERNEL")]
     kernel: Option<String>,
-    /// SOCKETS:CORES:THREADS, or SOCKETS:DIES:CORES:THREADS.
+    /// SOCKETS:CORES:THREADS, or SOCKETS:LLCS:CORES:THREADS (LLCS last-level caches per
+    /// socket, each of CORES cores; needs qemu 9.2+, e.g. 1:2:4:2 is 16 CPUs in 2 LLCs).
     #[arg(long, default_value = "1:4:2")]
     topology: vm::Topology,
     /// One NUMA node per socket.
@@ -232,7 +239,9 @@ fn main() {
             minutes,
             kernel,
             sched,
-        } => soak::soak(minutes, kernel.as_deref(), &sched),
+            topology,
+            numa,
+        } => soak::soak(minutes, kernel.as_deref(), &sched, topology, numa),
     };
     match res {
         Ok(code) => std::process::exit(code),

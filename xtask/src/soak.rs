@@ -10,8 +10,15 @@ use anyhow::{Context, Result};
 /// `cargo xtask soak`: one guest per kernel, side by side; prints each `soak:` line and
 /// fails when a guest reports a failed check (an ejection, a dead loader, RSS growth).
 /// Each guest's whole console goes to `target/soak/VERSION-SCHED.log`.
-pub fn soak(minutes: u32, only: Option<&str>, sched: &str) -> Result<i32> {
+pub fn soak(
+    minutes: u32,
+    only: Option<&str>,
+    sched: &str,
+    topology: vm::Topology,
+    numa: bool,
+) -> Result<i32> {
     setup::ensure()?;
+    vm::check_qemu_for(&topology)?;
     build_scheduler()?;
     let probe = crate::build_probe()?;
     let kernels: Vec<Kernel> = test_kernels()?
@@ -29,9 +36,8 @@ pub fn soak(minutes: u32, only: Option<&str>, sched: &str) -> Result<i32> {
             let probe = probe.clone();
             let sched = sched.to_string();
             std::thread::spawn(move || {
-                let topology = "1:4:2".parse().expect("valid topology");
                 let timeout = minutes as u64 * 60 + 900;
-                let mut cfg = test_guest(&k, topology, false, &probe, timeout, 300);
+                let mut cfg = test_guest(&k, topology, numa, &probe, timeout, 300);
                 // Single-threaded TCG runs 8 vCPUs on one host thread at 2x overload:
                 // the kernel's 21 s RCU stall timeout fires under EEVDF too (soak
                 // --sched eevdf), and sched_ext ejects any BPF scheduler on an RCU stall.

@@ -26,11 +26,13 @@ const MARK_RC: &str = "@@SCX_SIS_RC=";
 /// Host binaries every guest gets when the host has them.
 pub const WORKLOADS: &[&str] = &["tbench", "tbench_srv", "hackbench", "stress-ng", "perf"];
 
-/// SOCKETS:CORES:THREADS, or SOCKETS:DIES:CORES:THREADS (cores per die).
+/// SOCKETS:CORES:THREADS, or SOCKETS:LLCS:CORES:THREADS: LLCS last-level caches per
+/// socket, each of CORES cores of THREADS threads (a chiplet machine: AMD CCXs, Intel
+/// sub-NUMA clusters). Several LLCs per socket need qemu 9.2 or newer (`smp-cache`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Topology {
     pub sockets: u32,
-    pub dies: u32,
+    pub llcs: u32,
     pub cores: u32,
     pub threads: u32,
 }
@@ -41,11 +43,16 @@ impl Topology {
     }
 
     pub fn cpus_per_socket(&self) -> u32 {
-        self.dies * self.cores * self.threads
+        self.llcs * self.cores * self.threads
     }
 
     pub fn nr_cpus(&self) -> u32 {
         self.sockets * self.cpus_per_socket()
+    }
+
+    /// Last-level caches in the whole guest.
+    pub fn nr_llcs(&self) -> u32 {
+        self.sockets * self.llcs
     }
 }
 
@@ -56,21 +63,21 @@ impl std::str::FromStr for Topology {
             .split(':')
             .map(|x| x.parse::<u32>())
             .collect::<Result<_, _>>()
-            .map_err(|_| format!("topology '{s}' is not SOCKETS[:DIES]:CORES:THREADS"))?;
+            .map_err(|_| format!("topology '{s}' is not SOCKETS[:LLCS]:CORES:THREADS"))?;
         let t = match v[..] {
             [sockets, cores, threads] => (sockets, 1, cores, threads),
-            [sockets, dies, cores, threads] => (sockets, dies, cores, threads),
+            [sockets, llcs, cores, threads] => (sockets, llcs, cores, threads),
             _ => (0, 0, 0, 0),
         };
         let topo = Topology {
             sockets: t.0,
-            dies: t.1,
+            llcs: t.1,
             cores: t.2,
             threads: t.3,
         };
         if v.contains(&0) || topo.nr_cpus() == 0 || topo.nr_cpus() > 255 {
             return Err(format!(
-                "topology '{s}' must be positive numbers S:C:T or S:D:C:T with at most 255 CPUs"
+                "topology '{s}' must be positive numbers S:C:T or S:L:C:T with at most 255 CPUs"
             ));
         }
         Ok(topo)
@@ -79,16 +86,58 @@ impl std::str::FromStr for Topology {
 
 impl std::fmt::Display for Topology {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        if self.dies > 1 {
+        if self.llcs > 1 {
             write!(
                 f,
                 "{}:{}:{}:{}",
-                self.sockets, self.dies, self.cores, self.threads
+                self.sockets, self.llcs, self.cores, self.threads
             )
         } else {
             write!(f, "{}:{}:{}", self.sockets, self.cores, self.threads)
         }
     }
+}
+
+/// The oldest qemu whose `-machine smp-cache` gives each module its own L3.
+pub const QEMU_MIN_LLCS: (u32, u32) = (9, 2);
+
+/// What to run when the host's qemu cannot give a guest several LLCs per socket.
+pub const QEMU_INSTALL: &str =
+    "apt-get install -t bookworm-backports qemu-system-x86 (or run `cargo xtask setup` as root)";
+
+/// The host qemu's version (major, minor) from `qemu-system-x86_64 --version`.
+pub fn qemu_version() -> Result<(u32, u32)> {
+    let out = Command::new("qemu-system-x86_64")
+        .arg("--version")
+        .output()
+        .context("running qemu-system-x86_64 --version (apt-get install qemu-system-x86)")?;
+    parse_qemu_version(&String::from_utf8_lossy(&out.stdout))
+        .context("reading the version qemu-system-x86_64 --version printed")
+}
+
+fn parse_qemu_version(text: &str) -> Option<(u32, u32)> {
+    let v = text.split("version ").nth(1)?.split_whitespace().next()?;
+    let mut it = v.split('.').map(|x| x.parse::<u32>().ok());
+    Some((it.next()??, it.next()??))
+}
+
+/// Fail in one line, naming what to install, when the host's qemu is too old for `t`.
+pub fn check_qemu_for(t: &Topology) -> Result<()> {
+    if t.llcs <= 1 {
+        return Ok(());
+    }
+    let v = qemu_version()?;
+    if v < QEMU_MIN_LLCS {
+        bail!(
+            "topology {t}: {} LLCs per socket need qemu {}.{} or newer, this host has {}.{}: {QEMU_INSTALL}",
+            t.llcs,
+            QEMU_MIN_LLCS.0,
+            QEMU_MIN_LLCS.1,
+            v.0,
+            v.1
+        );
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone)]
@@ -303,6 +352,40 @@ fn build_initramfs(cfg: &VmConfig, cmd: &str, work: &Path) -> Result<PathBuf> {
     Ok(cpio)
 }
 
+/// The CPU model and `-smp` for a topology. One LLC per socket: `-cpu max`, as every
+/// guest had on qemu 7.2. Several: each module its own L3 through `smp-cache`, on an
+/// Intel model (under TCG `-cpu max` is AMD, whose guests read the L3 split from
+/// topoext, which TCG lacks; `max,vendor=GenuineIntel` does not boot) without AVX-512
+/// (on Skylake-Server stress-ng's cpu stressor dies of SIGILL under TCG) and with
+/// CPUID leaf 0x1f hidden (qemu 10.0.2 aborts encoding it for modules > 1); see
+/// docs/PLATFORM.md.
+fn cpu_args(t: &Topology) -> Vec<String> {
+    let smp = |unit: &str| {
+        format!(
+            "{},sockets={},{unit}={},cores={},threads={}",
+            t.nr_cpus(),
+            t.sockets,
+            t.llcs,
+            t.cores,
+            t.threads
+        )
+    };
+    if t.llcs <= 1 {
+        return vec!["-cpu".into(), "max".into(), "-smp".into(), smp("dies")];
+    }
+    [
+        "-machine",
+        "smp-cache.0.cache=l3,smp-cache.0.topology=module",
+        "-cpu",
+        "Skylake-Client,-hle,-rtm,full-cpuid-auto-level=off,level=0xd",
+        "-smp",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([smp("modules")])
+    .collect()
+}
+
 fn qemu_args(cfg: &VmConfig, initrd: &Path) -> Vec<String> {
     let t = cfg.topology;
     let mut a: Vec<String> = vec![
@@ -311,18 +394,8 @@ fn qemu_args(cfg: &VmConfig, initrd: &Path) -> Vec<String> {
             "tcg,thread={}",
             if cfg.tcg_multi { "multi" } else { "single" }
         ),
-        "-cpu".into(),
-        "max".into(),
-        "-smp".into(),
-        format!(
-            "{},sockets={},dies={},cores={},threads={}",
-            t.nr_cpus(),
-            t.sockets,
-            t.dies,
-            t.cores,
-            t.threads
-        ),
     ];
+    a.extend(cpu_args(&t));
     if cfg.numa && t.sockets > 1 {
         let per = (cfg.mem_mib / t.sockets).max(256);
         a.push("-m".into());
@@ -376,6 +449,7 @@ pub const QUIET_PREFIX: &str = "bench-mon:";
 pub fn run(cfg: &VmConfig, cmd: &str) -> Result<VmResult> {
     let qemu = which("qemu-system-x86_64")
         .context("qemu-system-x86_64 not found (apt-get install qemu-system-x86)")?;
+    check_qemu_for(&cfg.topology)?;
     let work = tempdir("scx-sis-vm")?;
     let initrd = build_initramfs(cfg, cmd, &work)?;
     let start = Instant::now();
@@ -600,14 +674,37 @@ mod tests {
         let t: Topology = "2:4:2".parse().unwrap();
         assert_eq!(t.nr_cpus(), 16);
         assert!("1:4".parse::<Topology>().is_err());
-        let d: Topology = "1:2:4:2".parse().unwrap();
+        let d: Topology = "2:2:4:2".parse().unwrap();
         assert_eq!(
-            (d.nr_cpus(), d.cpus_per_socket(), d.to_string().as_str()),
-            (16, 16, "1:2:4:2")
+            (d.nr_cpus(), d.cpus_per_socket(), d.nr_llcs()),
+            (32, 16, 4)
         );
+        assert_eq!(d.to_string(), "2:2:4:2");
         assert_eq!("1:4:2".parse::<Topology>().unwrap().to_string(), "1:4:2");
         assert!("0:4:2".parse::<Topology>().is_err());
         assert!("a:b:c".parse::<Topology>().is_err());
+    }
+
+    #[test]
+    fn cpu_args_one_l3_per_module() {
+        let one = cpu_args(&"1:4:2".parse().unwrap()).join(" ");
+        assert_eq!(one, "-cpu max -smp 8,sockets=1,dies=1,cores=4,threads=2");
+        let two = cpu_args(&"2:2:4:2".parse().unwrap()).join(" ");
+        assert!(
+            two.contains("smp-cache.0.cache=l3,smp-cache.0.topology=module")
+                && two.contains("level=0xd")
+                && two.ends_with("-smp 32,sockets=2,modules=2,cores=4,threads=2"),
+            "{two}"
+        );
+    }
+
+    #[test]
+    fn qemu_version_parsed() {
+        let v = "QEMU emulator version 10.0.2 (Debian 1:10.0.2+ds-2+deb13u1~bpo12+1)\nCopyright";
+        assert_eq!(parse_qemu_version(v), Some((10, 0)));
+        assert_eq!(parse_qemu_version("QEMU emulator version 7.2.22 (Debian)"), Some((7, 2)));
+        assert!((7, 2) < QEMU_MIN_LLCS && (10, 0) >= QEMU_MIN_LLCS);
+        assert_eq!(parse_qemu_version("no version here"), None);
     }
 
     #[test]

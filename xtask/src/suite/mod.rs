@@ -90,6 +90,11 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
         .into_iter()
         .filter(|t| filter.is_none_or(|f| t.name.contains(f)))
         .collect();
+    // one line naming what to install, not one failure per multi-LLC guest
+    for t in &tests {
+        let topo: Topology = t.topo.parse().map_err(anyhow::Error::msg)?;
+        vm::check_qemu_for(&topo).with_context(|| format!("VM test {}", t.name))?;
+    }
     let queue = Arc::new(Mutex::new(tests));
     let tally = Arc::new(Mutex::new(tally));
     let workers: Vec<_> = (0..jobs.max(1))

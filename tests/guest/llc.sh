@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# suite: llc-1:2:4:2 1:2:4:2 every 500
+# suite: llc-2:2:2:2-numa 2:2:2:2 newest 500 numa
+# llc.sh: several LLCs in one node (qemu 10's smp-cache). W is CPU 0, E the first CPU of
+# the node's other LLC. Each placement is measured under EEVDF (fair.c itself) and under
+# scx_sis: wake_affine() across LLCs, a search that stays in target's LLC, and (with two
+# nodes) a CPU about to idle that steals from its own node's LLCs first.
+. /tests/lib.sh
+NODES=$(ls -d /sys/devices/system/node/node* | wc -l)
+if [ "$NODES" -gt 1 ]; then plan 14; else plan 11; fi
+S=/sys/devices/system/cpu
+l3() { cat $S/cpu$1/cache/index3/shared_cpu_list; }
+node_of() { basename $(ls -d $S/cpu$1/node* 2>/dev/null | head -1) 2>/dev/null | tr -dc 0-9; }
+W=0
+E=""
+for c in $(seq 1 $(($(nproc) - 1))); do
+	[ "$(node_of $c)" = "$(node_of $W)" ] && [ "$(l3 $c)" != "$(l3 $W)" ] && { E=$c; break; }
+done
+echo "# W=$W (L3 $(l3 $W)), E=$E (L3 $(l3 ${E:-0})), node $(node_of $W), $NODES nodes"
+check two-llcs-in-a-node "no CPU of node $(node_of $W) outside L3 $(l3 $W)" [ -n "$E" ]
+[ -n "$E" ] || exit 0
+sis() { n=$1; shift; start_sis /tmp/l-$n.log "$@" || fail "$n-start" "$(tail -3 /tmp/l-$n.log)"; }
+tot() { total $2 /tmp/l-$1.log; }
+# at CPU FILE: how many rounds the probe's histogram in FILE puts on CPU
+at() { grep -o " $1:[0-9]*" "$2" | head -1 | cut -d: -f2 | grep . || echo 0; }
+# in_llc CPU FILE: rounds the histogram puts in CPU's LLC
+in_llc() {
+	local n=0 c k
+	for c in $(grep -o ' [0-9]*:[0-9]*' "$2"); do
+		k=${c%%:*}
+		[ "$(l3 $k)" = "$(l3 $1)" ] && n=$((n + ${c##*:}))
+	done
+	echo $n
+}
+
+# 1. wake_affine() across LLCs: a waker pinned to W wakes (WF_SYNC, over a pipe) a task
+# allowed on W and E that sleeps on E (prev = E at every wakeup). Alone on W,
+# wake_affine_idle()'s sync rule moves target to W, in the other LLC than prev; with a
+# task waiting for W it keeps prev (E, idle).
+R=400
+syncpair() { # syncpair NAME: run the pair alone, then with a spinner waiting for W
+	sis-probe syncwake $R $W $E home >/tmp/l-$1-alone.txt
+	sis-probe spin $W & SP=$!
+	sis-probe syncwake $R $W $E home >/tmp/l-$1-busy.txt
+	kill $SP; wait $SP 2>/dev/null
+	echo "# $1: alone W $(at $W /tmp/l-$1-alone.txt) E $(at $E /tmp/l-$1-alone.txt); W busy: W $(at $W /tmp/l-$1-busy.txt) E $(at $E /tmp/l-$1-busy.txt) (of $R)"
+}
+syncpair eevdf
+sis affine
+syncpair sis
+stop_sis
+sis no_affine -f NO_WAKE_AFFINE
+syncpair sis_noaff
+stop_sis
+echo "# sis affine: $(totals /tmp/l-affine.log select_cpu wake_affine migrations_llc target prev idle_cpu fallback)"
+# Measured: both kernels' EEVDF and scx_sis put 187-199 of 400 on W (the reply's own
+# wakeup of the waker leaves W busy every other round); without the sync rule none.
+ew=$(at $W /tmp/l-eevdf-alone.txt); sw=$(at $W /tmp/l-sis-alone.txt)
+check affine-alone-eevdf "W $ew of $R" [ "$ew" -ge $((R / 4)) ]
+check affine-alone-sis-as-eevdf "W $sw of $R, EEVDF $ew" sh -c "[ $sw -ge $((R / 4)) ] && [ $((sw - ew)) -le $((R / 8)) ] && [ $((ew - sw)) -le $((R / 8)) ]"
+check affine-busy-eevdf "E $(at $E /tmp/l-eevdf-busy.txt) of $R" [ "$(at $E /tmp/l-eevdf-busy.txt)" -ge $((R * 3 / 4)) ]
+check affine-busy-sis "E $(at $E /tmp/l-sis-busy.txt) of $R" [ "$(at $E /tmp/l-sis-busy.txt)" -ge $((R * 3 / 4)) ]
+check affine-counted "wake_affine=$(tot affine wake_affine) migrations_llc=$(tot affine migrations_llc)" \
+	[ "$(tot affine wake_affine)" -gt 0 -a "$(tot affine migrations_llc)" -gt 0 ]
+# the switch: without WAKE_AFFINE target stays prev (E) even when W's waker is alone
+check no-affine-keeps-prev "E $(at $E /tmp/l-sis_noaff-alone.txt) of $R" [ "$(at $E /tmp/l-sis_noaff-alone.txt)" -ge $((R * 3 / 4)) ]
+
+# 2. the search stays in target's LLC: W's LLC busy but for W itself, the other LLC all
+# idle. A timer wakeup on a busy CPU of W's LLC (prev = target) finds W, the one idle
+# CPU of its LLC, and never an idle core of the other LLC. SIS_UTIL off on both sides:
+# at this utilisation it cuts the walk to nothing (fallback on target) in both.
+B=$(l3 $W | cut -d- -f2)
+spins=""
+for c in $(seq 1 $B); do sis-probe spin $c & spins="$spins $!"; done
+P=$((B / 2 + 1))
+FEAT=/sys/kernel/debug/sched/features
+echo NO_SIS_UTIL >$FEAT
+sis-probe wake 300 2000 $P >/tmp/l-eevdf-wake.txt
+echo SIS_UTIL >$FEAT
+sis search -f NO_SIS_UTIL
+sis-probe wake 300 2000 $P >/tmp/l-sis-wake.txt
+stop_sis
+kill $spins; wait $spins 2>/dev/null
+for n in eevdf sis; do echo "# $n: wakeups from CPU $P: $(in_llc $W /tmp/l-$n-wake.txt) of 300 in W's LLC, $(at $W /tmp/l-$n-wake.txt) on W, histogram$(grep '^#' /tmp/l-$n-wake.txt | cut -d: -f2-)"; done
+echo "# sis search: $(totals /tmp/l-search.log select_cpu idle_core idle_smt idle_cpu fallback migrations_llc)"
+check search-in-llc-eevdf "$(in_llc $W /tmp/l-eevdf-wake.txt) of 300 in W's LLC" [ "$(in_llc $W /tmp/l-eevdf-wake.txt)" -ge 270 ]
+check search-in-llc-sis "$(in_llc $W /tmp/l-sis-wake.txt) of 300 in W's LLC" [ "$(in_llc $W /tmp/l-sis-wake.txt)" -ge 270 ]
+check search-found-w-eevdf "$(at $W /tmp/l-eevdf-wake.txt) of 300 on W" [ "$(at $W /tmp/l-eevdf-wake.txt)" -ge 150 ]
+check search-found-w-sis "$(at $W /tmp/l-sis-wake.txt) of 300 on W" [ "$(at $W /tmp/l-sis-wake.txt)" -ge 150 ]
+
+[ "$NODES" -gt 1 ] || exit 0
+# 3. steals (sis-probe stealtest): in each trial 5 tasks spin on the node's other LLC
+# (4 CPUs) and 5 on the other node's first LLC while a spinner keeps W busy; then all
+# may also run on W (the rest of W's LLC is allowed to neither) and the spinner stops.
+# W, about to idle, finds a task waiting in each LLC and takes its own node's, as
+# sched_balance_newidle() climbs the domains (the node before the machine).
+F=$(for c in $(seq 0 $(($(nproc) - 1))); do [ "$(node_of $c)" != "$(node_of $W)" ] && echo $c; done | head -1)
+near=$(l3 $E)
+far=$(l3 $F)
+K=6
+sis-probe stealtest $W $near $far $K >/tmp/l-eevdf-steal.txt
+sis steal
+sis-probe stealtest $W $near $far $K >/tmp/l-sis-steal.txt
+stop_sis
+for n in eevdf sis; do echo "# $n: W took from $near (its node) / $far (the other): $(tail -1 /tmp/l-$n-steal.txt)"; done
+echo "# sis steal: $(totals /tmp/l-steal.log steals steals_remote pulls tick_kicks)"
+took() { grep -o "$1 [0-9]*" /tmp/l-$2-steal.txt | tail -1 | cut -d' ' -f2; }
+check steals-near-first-eevdf "$(tail -1 /tmp/l-eevdf-steal.txt)" sh -c "[ $(took near eevdf) -ge $((K - 1)) ] && [ $(took far eevdf) -le 1 ]"
+check steals-near-first-sis "$(tail -1 /tmp/l-sis-steal.txt)" sh -c "[ $(took near sis) -ge $((K - 1)) ] && [ $(took far sis) -le 1 ]"
+check steals-counted "steals=$(tot steal steals) steals_remote=$(tot steal steals_remote)" \
+	sh -c "[ $(tot steal steals) -ge $((K - 1)) ] && [ $(tot steal steals_remote) -le 1 ]"
