@@ -377,7 +377,7 @@ fn cpu_args(t: &Topology) -> Vec<String> {
         "-machine",
         "smp-cache.0.cache=l3,smp-cache.0.topology=module",
         "-cpu",
-        "Skylake-Client,-hle,-rtm,full-cpuid-auto-level=off,level=0xd",
+        "Skylake-Client,-hle,-rtm,-pcid,-tsc-deadline,-invpcid,-xsavec,full-cpuid-auto-level=off,level=0xd",
         "-smp",
     ]
     .iter()

@@ -25,7 +25,8 @@ use std::process::Command;
 pub struct BenchOpts {
     /// Suites, comma-separated: tbench, wakeup, hackbench, pipe, cost, placement; or one
     /// preset: `seed` (the 2016 thread's tbench table with every scan bound) or
-    /// `calibrate` (the kernel's own features switched off beside scx_sis's).
+    /// `calibrate` (the kernel's own features switched off beside scx_sis's) or `llc`
+    /// (wake_affine() on and off, both sides, on a 1:2:4:2 guest: two LLCs in a socket).
     suite: String,
     /// Configurations, each [LABEL=]SPEC: eevdf (the kernel's own scheduler),
     /// eevdf:NO_X+Y (with the kernel's sched features switched for the run, restored
@@ -278,8 +279,8 @@ fn from_data(o: &BenchOpts, dir: &std::path::Path) -> Result<i32> {
         o.format == "seed",
     )?;
     let _ = std::fs::remove_dir_all(&tmp);
-    if o.suite == "calibrate" {
-        println!("{}", calibration(&records, &plan));
+    if let Some(pairs) = calibration_pairs(&o.suite) {
+        println!("{}", calibration(&records, &plan, pairs));
     }
     Ok(0)
 }
@@ -290,10 +291,10 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
     }
     let preset = preset(&o.suite);
     if let Some(p) = &preset {
-        if o.guest.topology.cpus() < p.min_cpus {
+        if o.guest.topology.cpus() < p.min_cpus || o.guest.topology.llcs < p.min_llcs {
             println!(
-                "bench {}: --topology {} ({} CPUs), the smallest guest this comparison means anything on",
-                o.suite, p.topology, p.min_cpus
+                "bench {}: --topology {} ({} CPUs, {} LLCs per socket), the smallest guest this comparison means anything on",
+                o.suite, p.topology, p.min_cpus, p.min_llcs
             );
             o.guest.topology = p.topology.parse().map_err(anyhow::Error::msg)?;
         }
@@ -436,8 +437,8 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
         &out,
         o.format == "seed",
     )?;
-    if o.suite == "calibrate" {
-        let text = calibration(&records, &plan);
+    if let Some(pairs) = calibration_pairs(&o.suite) {
+        let text = calibration(&records, &plan, pairs);
         println!("{text}");
         std::fs::write(out.join("calibration.txt"), format!("# {header}\n{text}"))
             .context("writing calibration.txt")?;
@@ -670,6 +671,10 @@ bench-mon: suite=wakeup sched=sis run=1 load=2 {"select_cpu":10,"progs":{"runnin
         assert_eq!(seed.vs, Some("masterx"));
         assert_eq!((preset("calibrate").unwrap().loads)("placement", 8), [4, 8]);
         assert!(preset("tbench").is_none());
+        let llc = preset("llc").unwrap();
+        assert_eq!((llc.topology, llc.min_llcs), ("1:2:4:2", 2));
+        assert_eq!((llc.loads)("tbench", 16), [8, 16, 32]);
+        assert_eq!(calibration_pairs("llc").unwrap()[0].1.off, LLC_SCHED.split(',').nth(1).unwrap());
     }
 
     #[test]
@@ -690,7 +695,7 @@ bench: suite=tbench sched=sis:NO_SIS_UTIL run=1 load=8 mb_s=95
             seed: 1,
             warmup: false,
         };
-        let t = calibration(&r, &plan);
+        let t = calibration(&r, &plan, calibration_pairs("calibrate").unwrap());
         let row = t
             .lines()
             .skip_while(|l| !l.starts_with("### SIS_UTIL"))

@@ -188,13 +188,37 @@ pub const TBENCH_EXTRAS: [(&str, &str); 4] = [
 ];
 
 /// A configuration with one feature off against its own default.
-struct Pair {
-    off: &'static str,
-    on: &'static str,
+pub struct Pair {
+    pub off: &'static str,
+    pub on: &'static str,
 }
 
 /// The kernel's feature and scx_sis's for one step of fair.c, when both exist.
-const CALIBRATION: [(&str, Pair, Option<Pair>); 3] = [
+pub type Calibration = (&'static str, Pair, Option<Pair>);
+
+/// The comparisons a preset's calibration table shows, if it has one.
+pub fn calibration_pairs(preset: &str) -> Option<&'static [Calibration]> {
+    match preset {
+        "calibrate" => Some(&CALIBRATION),
+        "llc" => Some(&LLC_CALIBRATION),
+        _ => None,
+    }
+}
+
+/// wake_affine() across two LLCs of one socket (the `llc` preset).
+const LLC_CALIBRATION: [Calibration; 1] = [(
+    "wake_affine(): WA_IDLE+WA_WEIGHT (kernel) / WAKE_AFFINE (scx_sis), two LLCs",
+    Pair {
+        off: "eevdf:NO_WA_IDLE+NO_WA_WEIGHT",
+        on: "eevdf",
+    },
+    Some(Pair {
+        off: "sis:NO_WAKE_AFFINE",
+        on: "sis",
+    }),
+)];
+
+const CALIBRATION: [Calibration; 3] = [
     (
         "SIS_UTIL (both)",
         Pair {
@@ -230,7 +254,7 @@ const CALIBRATION: [(&str, Pair, Option<Pair>); 3] = [
 /// "Turning X off": per suite, metric and load, the kernel's figure with the feature
 /// on and off and their ratio, beside scx_sis's; the kernel's own A/B is the reference
 /// a fidelity claim is read against.
-pub fn calibration(r: &Records, plan: &Plan) -> String {
+pub fn calibration(r: &Records, plan: &Plan, pairs: &[Calibration]) -> String {
     let avg = |s: &str, c: &str, l: u32, m: &str| {
         r.get(&(s.into(), c.into(), l, m.into())).and_then(mean)
     };
@@ -238,7 +262,7 @@ pub fn calibration(r: &Records, plan: &Plan) -> String {
     let mut out = String::from(
         "## Turning one step off: the kernel's change beside scx_sis's\n(mean of the runs; off / on with its 95 % interval, ~: the interval includes 1)\n",
     );
-    for (name, k, sis) in &CALIBRATION {
+    for (name, k, sis) in pairs {
         let _ = writeln!(out, "\n### {name}");
         let _ = writeln!(
             out,

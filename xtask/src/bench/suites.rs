@@ -138,6 +138,8 @@ pub struct Preset {
     /// The guest it runs on when --topology gives fewer than `min_cpus`.
     pub topology: &'static str,
     pub min_cpus: u32,
+    /// ... or fewer LLCs per socket than this.
+    pub min_llcs: u32,
     pub loads: fn(&str, u32) -> Vec<u32>,
 }
 
@@ -149,6 +151,11 @@ pub const SEED_SCHED: &str = "eevdf,masterx=sis:NO_SIS_UTIL,masterx:NO_IDLE_CORE
 /// The kernel's own features switched off beside the same step in scx_sis.
 pub const CALIBRATE_SCHED: &str = "eevdf,eevdf:NO_SIS_UTIL,eevdf:NO_WA_IDLE,eevdf:NO_DELAY_DEQUEUE,sis,sis:NO_SIS_UTIL,sis:NO_WAKE_AFFINE";
 
+/// wake_affine() on and off on a guest with two LLCs in its socket: the kernel's
+/// WA_IDLE and WA_WEIGHT both off make wake_affine() return prev_cpu, as scx_sis's
+/// NO_WAKE_AFFINE does.
+pub const LLC_SCHED: &str = "eevdf,eevdf:NO_WA_IDLE+NO_WA_WEIGHT,sis,sis:NO_WAKE_AFFINE";
+
 pub fn preset(name: &str) -> Option<Preset> {
     match name {
         "seed" => Some(Preset {
@@ -157,6 +164,7 @@ pub fn preset(name: &str) -> Option<Preset> {
             vs: Some("masterx"),
             topology: "1:8:2",
             min_cpus: 16,
+            min_llcs: 1,
             // the seed's client counts: doubling to 4x the CPUs (it went to 256 on 144)
             loads: |_, n| {
                 std::iter::successors(Some(1), |l| Some(l * 2))
@@ -170,9 +178,22 @@ pub fn preset(name: &str) -> Option<Preset> {
             vs: None,
             topology: "1:4:2",
             min_cpus: 8,
+            min_llcs: 1,
             loads: |s, n| match s {
                 "tbench" => vec![n / 2, n, 2 * n],
                 _ => vec![n / 2, n],
+            },
+        }),
+        "llc" => Some(Preset {
+            suites: "placement,wakeup,tbench",
+            sched: LLC_SCHED,
+            vs: None,
+            topology: "1:2:4:2",
+            min_cpus: 16,
+            min_llcs: 2,
+            loads: |s, n| match s {
+                "tbench" => vec![n / 2, n, 2 * n],
+                _ => vec![n / 4, n / 2],
             },
         }),
         _ => None,
