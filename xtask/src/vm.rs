@@ -675,10 +675,7 @@ mod tests {
         assert_eq!(t.nr_cpus(), 16);
         assert!("1:4".parse::<Topology>().is_err());
         let d: Topology = "2:2:4:2".parse().unwrap();
-        assert_eq!(
-            (d.nr_cpus(), d.cpus_per_socket(), d.nr_llcs()),
-            (32, 16, 4)
-        );
+        assert_eq!((d.nr_cpus(), d.cpus_per_socket(), d.nr_llcs()), (32, 16, 4));
         assert_eq!(d.to_string(), "2:2:4:2");
         assert_eq!("1:4:2".parse::<Topology>().unwrap().to_string(), "1:4:2");
         assert!("0:4:2".parse::<Topology>().is_err());
@@ -702,7 +699,10 @@ mod tests {
     fn qemu_version_parsed() {
         let v = "QEMU emulator version 10.0.2 (Debian 1:10.0.2+ds-2+deb13u1~bpo12+1)\nCopyright";
         assert_eq!(parse_qemu_version(v), Some((10, 0)));
-        assert_eq!(parse_qemu_version("QEMU emulator version 7.2.22 (Debian)"), Some((7, 2)));
+        assert_eq!(
+            parse_qemu_version("QEMU emulator version 7.2.22 (Debian)"),
+            Some((7, 2))
+        );
         assert!((7, 2) < QEMU_MIN_LLCS && (10, 0) >= QEMU_MIN_LLCS);
         assert_eq!(parse_qemu_version("no version here"), None);
     }

@@ -674,7 +674,10 @@ bench-mon: suite=wakeup sched=sis run=1 load=2 {"select_cpu":10,"progs":{"runnin
         let llc = preset("llc").unwrap();
         assert_eq!((llc.topology, llc.min_llcs), ("1:2:4:2", 2));
         assert_eq!((llc.loads)("tbench", 16), [8, 16, 32]);
-        assert_eq!(calibration_pairs("llc").unwrap()[0].1.off, LLC_SCHED.split(',').nth(1).unwrap());
+        assert_eq!(
+            calibration_pairs("llc").unwrap()[0].1.off,
+            LLC_SCHED.split(',').nth(1).unwrap()
+        );
     }
 
     #[test]
