@@ -836,7 +836,7 @@ mod tests {
     /// Every index of intf.h's enum sis_stat is decoded into exactly one field.
     #[test]
     fn every_bpf_counter_has_a_field() {
-        let n = bpf_intf::sis_stat_NR_SIS_STATS as u32;
+        let n = bpf_intf::sis_stat_NR_SIS_STATS;
         for i in 0..n {
             let uses = COUNTER_INDEXES.iter().filter(|&&x| x == i).count();
             assert_eq!(uses, 1, "enum sis_stat index {i} is decoded {uses} times");
@@ -845,7 +845,7 @@ mod tests {
         let mut m = Metrics::default();
         m.set_counters(&(1..=n as u64).collect::<Vec<_>>());
         assert_eq!(
-            m.counter(bpf_intf::sis_stat_STAT_SELECT as u32),
+            m.counter(bpf_intf::sis_stat_STAT_SELECT),
             m.select_cpu
         );
         assert_eq!(m.select_cpu, bpf_intf::sis_stat_STAT_SELECT as u64 + 1);
