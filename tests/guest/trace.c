@@ -19,6 +19,10 @@
  * sched_waking on the task's CPU counts as taken, and from sched_migrate_task on
  * the destination instead: the decision is made in that window.
  * Considered: the CPUs of the LLC the task was on; all CPUs count as allowed.
+ * Wakeups that made no placement decision are counted apart (no_decision) and left
+ * out of both measures: the task was still on its runqueue (running, or switched out
+ * runnable: ttwu_runnable() only marks it running again, select_task_rq() is never
+ * called), as its last sched_switch shows.
  * Latency: sched_wakeup -> the sched_switch that runs the task (as runqlat does).
  */
 #define _GNU_SOURCE
@@ -41,13 +45,15 @@ struct pending {
 	unsigned long long idle[T_WORDS]; /* idle CPUs at sched_waking */
 	long long woke_ns;		  /* sched_wakeup time; 0: none pending */
 	int waking;			  /* a sched_waking snapshot is held */
+	int no_decision;		  /* woken while still on its runqueue */
 	int held;			  /* CPU marked busy for this wakeup until it lands, or -1 */
 	int held_was_idle;		  /* ... and whether it was idle before */
 	long held_seq;			  /* ... and its switch count then */
 };
 static struct pending *pend;
-static signed char *task_cpu_of;
-static long switch_seq[T_MAX_CPUS]; /* sched_switch events seen per CPU */ /* last CPU a task was switched out of, -1 unknown */
+static short *task_cpu_of;	/* last CPU a task was switched out of, -1 unknown */
+static char *on_rq;		/* 1: running, or switched out still runnable */
+static long switch_seq[T_MAX_CPUS]; /* sched_switch events seen per CPU */
 
 static int write_file(const char *name, const char *val)
 {
@@ -189,7 +195,7 @@ static int comm_match(const char *comm, const char *prefix)
 
 struct counts {
 	long wakeups, idle_core, missed_core, idle_cpu, missed_cpu, stacked, nr_idle;
-	long switches, events, lost_snapshots;
+	long switches, events, lost_snapshots, no_decision;
 };
 
 static void classify(struct counts *k, const unsigned long long *idle, int from, int to)
@@ -245,10 +251,12 @@ static int trace_stop(const char *prefix)
 		return 1;
 	read_topology();
 	pend = calloc(MAX_PID, sizeof(*pend));
-	task_cpu_of = malloc(MAX_PID);
-	if (!pend || !task_cpu_of)
+	task_cpu_of = malloc(MAX_PID * sizeof(*task_cpu_of));
+	on_rq = calloc(MAX_PID, 1);
+	if (!pend || !task_cpu_of || !on_rq)
 		return 1;
-	memset(task_cpu_of, -1, MAX_PID);
+	for (long i = 0; i < MAX_PID; i++)
+		task_cpu_of[i] = -1;
 	for (long i = 0; i < MAX_PID; i++)
 		pend[i].held = -1;
 
@@ -304,8 +312,15 @@ static int trace_stop(const char *prefix)
 				idle[cpu / 64] |= 1ULL << (cpu % 64);
 			else
 				idle[cpu / 64] &= ~(1ULL << (cpu % 64));
-			if (prev > 0 && prev < MAX_PID)
+			if (prev > 0 && prev < MAX_PID) {
+				const char *st = strstr(ev, " prev_state=");
+
 				task_cpu_of[prev] = cpu;
+				/* R or R+: preempted, still on its runqueue */
+				on_rq[prev] = st && st[12] == 'R';
+			}
+			if (next > 0 && next < MAX_PID)
+				on_rq[next] = 1;
 			if (next > 0 && next < MAX_PID && pend[next].woke_ns) {
 				if (nlat == cap) {
 					cap = cap ? cap * 2 : 4096;
@@ -326,6 +341,7 @@ static int trace_stop(const char *prefix)
 			if (comm && comm_match(comm + 5, prefix)) {
 				memcpy(pend[pid].idle, idle, sizeof(idle));
 				pend[pid].waking = 1;
+				pend[pid].no_decision = on_rq[pid];
 			}
 			/* until a migration says otherwise, the task lands where it was */
 			pend[pid].held = -1;
@@ -369,6 +385,11 @@ static int trace_stop(const char *prefix)
 				pend[pid].held = -1;
 			if (!comm || pid <= 0 || pid >= MAX_PID || !comm_match(comm + 5, prefix))
 				continue;
+			if (pend[pid].waking && pend[pid].no_decision) {
+				pend[pid].waking = 0;
+				k.no_decision++;
+				continue;
+			}
 			pend[pid].woke_ns = parse_ts(line, ev);
 			if (!pend[pid].waking || to < 0 || to >= nr_cpus) {
 				k.lost_snapshots++;
@@ -384,12 +405,13 @@ static int trace_stop(const char *prefix)
 	       "lat_p999_us=%.1f lat_max_us=%.1f q_wakeups=%ld missed_idle_core_per_1k=%.1f "
 	       "missed_idle_cpu_per_1k=%.1f stacked_per_1k=%.1f idle_cpus_mean=%.2f "
 	       "idle_core_existed=%ld idle_cpu_existed=%ld switches=%ld events=%ld "
-	       "lost_events=%ld unpaired=%ld\n",
+	       "lost_events=%ld unpaired=%ld no_decision=%ld\n",
 	       prefix, nlat, pctl(lat, nlat, 0.50), pctl(lat, nlat, 0.90), pctl(lat, nlat, 0.99),
 	       pctl(lat, nlat, 0.999), nlat ? lat[nlat - 1] / 1000.0 : 0, k.wakeups,
 	       per_1k(k.missed_core, k.wakeups), per_1k(k.missed_cpu, k.wakeups),
 	       per_1k(k.stacked, k.wakeups), k.wakeups ? (double)k.nr_idle / k.wakeups : 0,
-	       k.idle_core, k.idle_cpu, k.switches, k.events, lost, k.lost_snapshots);
+	       k.idle_core, k.idle_cpu, k.switches, k.events, lost, k.lost_snapshots,
+	       k.no_decision);
 	write_file("set_event", "");
 	write_file("trace", "");
 	return 0;

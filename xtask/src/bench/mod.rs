@@ -671,6 +671,14 @@ bench-mon: suite=wakeup sched=sis run=1 load=2 {"select_cpu":10,"progs":{"runnin
         assert_eq!(seed.vs, Some("masterx"));
         assert_eq!((preset("calibrate").unwrap().loads)("placement", 8), [4, 8]);
         assert!(preset("tbench").is_none());
+        let mut r = Records::new();
+        let key = |m: &str| ("placement".to_string(), "sis".to_string(), 8, m.to_string());
+        r.entry(key("lost_events")).or_default().extend([(1, 0.0), (2, 37.0)]);
+        r.entry(key("wakeups")).or_default().insert(2, 37.0);
+        let marks = lost_marks(&r, "placement");
+        assert_eq!(marks.len(), 1, "{marks:?}");
+        assert!(marks[0].contains("sis at 8, run 2: the trace lost 37 events"));
+        assert!(lost_marks(&r, "wakeup").is_empty());
         let llc = preset("llc").unwrap();
         assert_eq!((llc.topology, llc.min_llcs), ("1:2:4:2", 2));
         assert_eq!((llc.loads)("tbench", 16), [8, 16, 32]);

@@ -418,6 +418,21 @@ pub fn format_target(c: &str, want: &str, bad: &[String]) -> String {
 }
 
 /// Print the tables and write CSV, JSON and SVG files per suite.
+/// One line per run whose trace lost events (the ring buffer overflowed): its
+/// per-1000 figures and percentiles miss wakeups, so the run is marked, not hidden.
+pub fn lost_marks(r: &Records, suite: &str) -> Vec<String> {
+    r.iter()
+        .filter(|((s, _, _, m), _)| s == suite && m == "lost_events")
+        .flat_map(|((_, conf, load, _), runs)| {
+            runs.iter()
+                .filter(|(_, &v)| v > 0.0)
+                .map(move |(run, v)| {
+                    format!("MARKED: {conf} at {load}, run {run}: the trace lost {v:.0} events (figures from an incomplete trace)")
+                })
+        })
+        .collect()
+}
+
 pub fn report(
     r: &Records,
     plan: &Plan,
@@ -471,6 +486,9 @@ pub fn report(
         );
         for t in targets(r, s.name, &plan.scheds, loads, cpus) {
             let _ = writeln!(text, "{t}");
+        }
+        for l in lost_marks(r, s.name) {
+            let _ = writeln!(text, "{l}");
         }
         println!("# {header}{text}");
         let base = out.join(s.name);
