@@ -79,15 +79,20 @@ emit() {
 	fi
 	if [ "$r" = 0 ]; then echo "bench-warmup: suite=$s sched=$c run=$r load=$l $*"; else echo "bench: suite=$s sched=$c run=$r load=$l $*"; fi
 }
-# monitor_start: scx_sis's per-second JSON while a measurement runs
+# monitor_start: scx_sis's per-second JSON while a measurement runs. Every other
+# configuration gets a stand-in with the same cadence (a process that wakes once a
+# second, reads a /proc file and writes a line), so no configuration runs beside an
+# extra client the others lack.
 monitor_start() {
-	MON=
-	case $SPEC in sis*) scx_sis --monitor 1 --json >/tmp/mon.json 2>/dev/null & MON=$! ;; esac
+	rm -f /tmp/mon.json
+	case $SPEC in
+	sis*) scx_sis --monitor 1 --json >/tmp/mon.json 2>/dev/null & MON=$! ;;
+	*) (while sleep 1; do cat /proc/stat; done >/dev/null 2>&1) & MON=$! ;;
+	esac
 }
 monitor_stop() { # SUITE CONF RUN LOAD
-	[ -z "$MON" ] && return
 	kill $MON 2>/dev/null; wait $MON 2>/dev/null
-	[ "$3" = 0 ] && return
+	[ "$3" = 0 ] || [ ! -s /tmp/mon.json ] && return
 	grep '^{' /tmp/mon.json | sed "s/^/bench-mon: suite=$1 sched=$2 run=$3 load=$4 /"
 }
 # bpf_snap / bpf_delta: the kernel's statistics of every struct_ops program (whichever
@@ -130,8 +135,7 @@ measure() { # SUITE CONF RUN LOAD
 		monitor_stop "$@"
 		emit "$@" $r $b
 		if command -v schbench >/dev/null; then
-			v=$(schbench -m 2 -t $(($4 / 2 + 1)) -r "$SECS" 2>&1 | awk '/99.0th/ {v=$2} END {print v}')
-			emit "$@" schbench_p99_us=${v:-nan}
+			emit "$@" $(schbench -m 2 -t $(($4 / 2 + 1)) -r "$SECS" 2>&1 | awk -f /tests/schbench.awk)
 		fi ;;
 	hackbench)
 		v=$(hackbench -g "$4" -l $((SECS * 20)) 2>&1 | awk '/^Time:/ {print $2}')

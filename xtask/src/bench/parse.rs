@@ -164,3 +164,28 @@ pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod schbench_tests {
+    use std::process::Command;
+
+    /// tests/guest/schbench.awk on a two-interval schbench report in v1.0's format: the
+    /// last Wakeup block's p50/p99/p99.9, never the "99.0th:" label or the request block.
+    #[test]
+    fn schbench_awk_reads_the_last_wakeup_block() {
+        let root = crate::repo_root().join("tests/guest");
+        let out = Command::new("awk")
+            .arg("-f")
+            .arg(root.join("schbench.awk"))
+            .arg(root.join("testdata/schbench-format.txt"))
+            .output()
+            .expect("running awk");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            text.trim(),
+            "schbench_p50_us=8 schbench_p99_us=175 schbench_p999_us=909"
+        );
+        let kv = super::kv(text.trim());
+        assert_eq!(kv.get("schbench_p99_us"), Some(&"175"));
+    }
+}
