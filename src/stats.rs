@@ -844,10 +844,7 @@ mod tests {
         assert_eq!(COUNTER_INDEXES.len() as u32, n);
         let mut m = Metrics::default();
         m.set_counters(&(1..=n as u64).collect::<Vec<_>>());
-        assert_eq!(
-            m.counter(bpf_intf::sis_stat_STAT_SELECT),
-            m.select_cpu
-        );
+        assert_eq!(m.counter(bpf_intf::sis_stat_STAT_SELECT), m.select_cpu);
         assert_eq!(m.select_cpu, bpf_intf::sis_stat_STAT_SELECT as u64 + 1);
     }
 

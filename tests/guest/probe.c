@@ -607,6 +607,17 @@ static int cmp_long(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Log-linear bucket of a latency in us: exact below 16, then 8 per power of two. */
+static long hist_floor(long v)
+{
+	long step;
+
+	if (v < 16)
+		return v < 0 ? 0 : v;
+	step = 1L << (63 - __builtin_clzl(v) - 3);
+	return v / step * step;
+}
+
 static int msg(int nm, int nw, int secs, int us)
 {
 	struct msg_thread *m = calloc(nm, sizeof(*m));
@@ -633,9 +644,18 @@ static int msg(int nm, int nw, int secs, int us)
 	qsort(all, n, sizeof(long), cmp_long);
 #define P(q) (n ? all[(long)((q) * (n - 1))] : 0)
 	printf("msg: rounds_per_s=%.1f probe_wakeups=%ld probe_p50_us=%ld probe_p90_us=%ld "
-	       "probe_p99_us=%ld probe_p999_us=%ld probe_max_us=%ld\n",
+	       "probe_p99_us=%ld probe_p999_us=%ld probe_max_us=%ld",
 	       (double)rounds / secs, n, P(0.5), P(0.9), P(0.99), P(0.999), n ? all[n - 1] : 0);
 #undef P
+	/* the histogram, so that runs can be pooled: probe_hist_us_FLOOR=COUNT */
+	for (long i = 0; i < n;) {
+		long f = hist_floor(all[i]), c = 0;
+
+		while (i < n && hist_floor(all[i]) == f)
+			i++, c++;
+		printf(" probe_hist_us_%ld=%ld", f, c);
+	}
+	printf("\n");
 	return 0;
 }
 

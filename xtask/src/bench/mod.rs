@@ -673,12 +673,21 @@ bench-mon: suite=wakeup sched=sis run=1 load=2 {"select_cpu":10,"progs":{"runnin
         assert!(preset("tbench").is_none());
         let mut r = Records::new();
         let key = |m: &str| ("placement".to_string(), "sis".to_string(), 8, m.to_string());
-        r.entry(key("lost_events")).or_default().extend([(1, 0.0), (2, 37.0)]);
+        r.entry(key("lost_events"))
+            .or_default()
+            .extend([(1, 0.0), (2, 37.0)]);
         r.entry(key("wakeups")).or_default().insert(2, 37.0);
         let marks = lost_marks(&r, "placement");
         assert_eq!(marks.len(), 1, "{marks:?}");
         assert!(marks[0].contains("sis at 8, run 2: the trace lost 37 events"));
         assert!(lost_marks(&r, "wakeup").is_empty());
+        // two runs' histograms pooled: 100 wakeups, floors 3 (x60), 20 (x39), 200 (x1)
+        let hk = |b: u32| key(&format!("{HIST_PREFIX}{b}"));
+        r.entry(hk(3)).or_default().extend([(1, 30.0), (2, 30.0)]);
+        r.entry(hk(20)).or_default().extend([(1, 19.0), (2, 20.0)]);
+        r.entry(hk(200)).or_default().insert(2, 1.0);
+        assert_eq!(pooled(&r, "placement", "sis", 8), Some((100, 3, 20, 20)));
+        assert_eq!(pooled(&r, "placement", "sis", 4), None);
         let llc = preset("llc").unwrap();
         assert_eq!((llc.topology, llc.min_llcs), ("1:2:4:2", 2));
         assert_eq!((llc.loads)("tbench", 16), [8, 16, 32]);

@@ -6,6 +6,7 @@ use super::stats::{cell, ratio_ci};
 use super::suites::Suite;
 use super::Plan;
 use anyhow::{Context, Result};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -418,6 +419,59 @@ pub fn format_target(c: &str, want: &str, bad: &[String]) -> String {
 }
 
 /// Print the tables and write CSV, JSON and SVG files per suite.
+/// The key prefix of the probe's waker-side latency histogram (bucket floor in us).
+pub const HIST_PREFIX: &str = "probe_hist_us_";
+
+/// Waker-side latency pooled over every run of one cell: (wakeups, p50, p99, p99.9),
+/// each a bucket floor in us (exact below 16 us, then 8 buckets per power of two).
+pub fn pooled(r: &Records, suite: &str, conf: &str, load: u32) -> Option<(u64, u64, u64, u64)> {
+    let mut hist: BTreeMap<u64, u64> = BTreeMap::new();
+    for ((s, c, l, m), runs) in r {
+        let Some(b) = m.strip_prefix(HIST_PREFIX) else {
+            continue;
+        };
+        if s == suite && c == conf && *l == load {
+            let b: u64 = b.parse().ok()?;
+            *hist.entry(b).or_default() += runs.values().sum::<f64>() as u64;
+        }
+    }
+    let n: u64 = hist.values().sum();
+    if n == 0 {
+        return None;
+    }
+    // nearest rank, as the probe's own percentiles: the value at index q * (n - 1)
+    let at = |q: f64| {
+        let rank = (q * (n - 1) as f64) as u64;
+        let mut seen = 0;
+        hist.iter()
+            .find(|(_, c)| {
+                seen += **c;
+                seen > rank
+            })
+            .map_or(0, |(b, _)| *b)
+    };
+    Some((n, at(0.5), at(0.99), at(0.999)))
+}
+
+/// The pooled table of a suite whose runs carry the probe's histogram.
+fn pooled_table(r: &Records, suite: &str, scheds: &[String], loads: &[u32]) -> String {
+    let mut out = String::new();
+    for c in scheds {
+        for &l in loads {
+            if let Some((n, p50, p99, p999)) = pooled(r, suite, c, l) {
+                let _ = writeln!(out, "{c:<34} {l:>5} {n:>9} {p50:>7} {p99:>7} {p999:>7}");
+            }
+        }
+    }
+    if out.is_empty() {
+        return out;
+    }
+    format!(
+        "\n## {suite}: wakeup latency from the waker's clock, every run pooled (us, bucket floor: exact below 16, then 12.5 %)\n{:<34} {:>5} {:>9} {:>7} {:>7} {:>7}\n{out}",
+        "sched", "load", "wakeups", "p50", "p99", "p99.9"
+    )
+}
+
 /// One line per run whose trace lost events (the ring buffer overflowed): its
 /// per-1000 figures and percentiles miss wakeups, so the run is marked, not hidden.
 pub fn lost_marks(r: &Records, suite: &str) -> Vec<String> {
@@ -487,6 +541,7 @@ pub fn report(
         for t in targets(r, s.name, &plan.scheds, loads, cpus) {
             let _ = writeln!(text, "{t}");
         }
+        text.push_str(&pooled_table(r, s.name, &plan.scheds, loads));
         for l in lost_marks(r, s.name) {
             let _ = writeln!(text, "{l}");
         }
@@ -584,6 +639,10 @@ pub fn write_json(
         "suite": s.name, "setup": header, "cpus": cpus, "load": s.load,
         "scheds": plan.scheds, "loads": loads, "baseline": plan.scheds[0],
         "results": results,
+        "pooled_waker_latency_us": plan.scheds.iter().flat_map(|c| loads.iter().filter_map(move |&l| {
+            pooled(r, s.name, c, l).map(|(n, p50, p99, p999)| serde_json::json!({
+                "sched": c, "load": l, "wakeups": n, "p50": p50, "p99": p99, "p999": p999}))
+        })).collect::<Vec<_>>(),
         "targets": targets(r, s.name, &plan.scheds, loads, cpus),
     });
     std::fs::write(path, serde_json::to_string_pretty(&doc)?)

@@ -41,6 +41,13 @@ pub const SUITES: &[Suite] = &[
             m("lat_p50_us", "wakeup latency p50 us (trace)", false),
             m("lat_p90_us", "wakeup latency p90 us (trace)", false),
             m("lat_p999_us", "wakeup latency p99.9 us (trace)", false),
+            m(
+                "probe_p99_us",
+                "wakeup latency p99 us (waker's clock: from the send, so the IPI and idle exit count)",
+                false,
+            ),
+            m("probe_p50_us", "wakeup latency p50 us (waker's clock)", false),
+            m("probe_p999_us", "wakeup latency p99.9 us (waker's clock)", false),
             m("schbench_p99_us", "schbench p99 us", false),
             m(
                 "bpf_all_ns_per_select",
