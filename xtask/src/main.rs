@@ -2,6 +2,7 @@
 //! Developer tooling for scx_sis: boot a sched_ext guest, run the test suite.
 
 mod bench;
+mod doc;
 mod kernel;
 mod setup;
 mod soak;
@@ -35,6 +36,12 @@ enum Cmd {
     Bench(bench::BenchOpts),
     /// Install (as root) or list the Debian packages the project needs.
     Setup,
+    /// Regenerate BENCHMARKS.md's tables from the committed results (each block after a
+    /// `<!-- generated: cargo xtask bench ... --from DIR -->` line); --check only compares.
+    Doc {
+        #[arg(long)]
+        check: bool,
+    },
     /// Record the instructions the verifier processes for each BPF program on every
     /// shipped kernel into tests/guest/verifier-baseline.txt (the suite's budget).
     Verifier,
@@ -233,6 +240,7 @@ fn main() {
         Cmd::Run(o) => run_cmd(o),
         Cmd::Test(o) => suite::run(o.filter.as_deref(), o.jobs, !o.no_unit),
         Cmd::Setup => setup::ensure().map(|_| 0),
+        Cmd::Doc { check } => doc::doc(check),
         Cmd::Verifier => suite::verifier_baseline(),
         Cmd::Bench(o) => bench::run(o),
         Cmd::Soak {

@@ -68,6 +68,10 @@ pub struct BenchOpts {
     /// --format, with --vs; writes nothing.
     #[arg(long)]
     from: Option<PathBuf>,
+    /// With --from: print one part only, a suite's tables (its name) or `calibration`,
+    /// as BENCHMARKS.md quotes it (`cargo xtask doc` regenerates those quotes).
+    #[arg(long, requires = "from")]
+    part: Option<String>,
     #[command(flatten)]
     guest: GuestOpts,
 }
@@ -268,6 +272,35 @@ fn from_data(o: &BenchOpts, dir: &std::path::Path) -> Result<i32> {
         seed: 0,
         warmup: false,
     };
+    if let Some(part) = &o.part {
+        let pairs = calibration_pairs(&o.suite);
+        let text = match (part.as_str(), pairs) {
+            ("calibration", Some(pairs)) => calibration(&records, &plan, pairs),
+            _ => {
+                let (s, loads) = plan
+                    .suites
+                    .iter()
+                    .find(|(s, _)| s.name == part)
+                    .with_context(|| {
+                        format!(
+                            "--part {part}: not a suite of {} (nor calibration)",
+                            o.suite
+                        )
+                    })?;
+                suite_text(
+                    &records,
+                    &plan,
+                    s,
+                    loads,
+                    vs.as_deref(),
+                    cpus,
+                    o.format == "seed",
+                )
+            }
+        };
+        println!("# {header}\n{}", text.trim());
+        return Ok(0);
+    }
     let tmp = std::env::temp_dir().join(format!("scx_sis-bench-from-{}", std::process::id()));
     report(
         &records,

@@ -487,6 +487,66 @@ pub fn lost_marks(r: &Records, suite: &str) -> Vec<String> {
         .collect()
 }
 
+/// One suite's tables, as `report` prints them and `--from ... --part SUITE` shows them.
+pub fn suite_text(
+    r: &Records,
+    plan: &Plan,
+    s: &Suite,
+    loads: &[u32],
+    vs: Option<&str>,
+    cpus: u32,
+    seed_format: bool,
+) -> String {
+    let mut text = String::new();
+    for (i, m) in s.metrics.iter().enumerate() {
+        // tbench's table also says how far each search went: the seed's question
+        let extras: &[(&str, &str)] = if s.name == "tbench" && i == 0 {
+            &TBENCH_EXTRAS
+        } else {
+            &[]
+        };
+        let t = if seed_format {
+            table(r, s.name, m.key, &plan.scheds, loads, plan.runs, vs, extras)
+        } else {
+            stats_table(r, s.name, m.key, &plan.scheds, loads, vs, extras)
+        };
+        if t.is_empty() {
+            continue;
+        }
+        let how = if seed_format {
+            "every run, average, ratio"
+        } else {
+            "mean, sd, min, max of n runs; ratio with 95 % CI, ~: the interval includes 1"
+        };
+        let better = if m.higher_is_better {
+            "higher"
+        } else {
+            "lower"
+        };
+        let _ = writeln!(
+            text,
+            "\n## {}: {} by {} ({better} is better; {how})\n{t}",
+            s.name, m.label, s.load
+        );
+    }
+    let _ = writeln!(
+        text,
+        "## {} summary: {} ratio to {}\n{}",
+        s.name,
+        s.metrics[0].label,
+        plan.scheds[0],
+        summary(r, s, &plan.scheds, loads)
+    );
+    for t in targets(r, s.name, &plan.scheds, loads, cpus) {
+        let _ = writeln!(text, "{t}");
+    }
+    text.push_str(&pooled_table(r, s.name, &plan.scheds, loads));
+    for l in lost_marks(r, s.name) {
+        let _ = writeln!(text, "{l}");
+    }
+    text
+}
+
 pub fn report(
     r: &Records,
     plan: &Plan,
@@ -498,53 +558,7 @@ pub fn report(
 ) -> Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     for (s, loads) in &plan.suites {
-        let mut text = String::new();
-        for (i, m) in s.metrics.iter().enumerate() {
-            // tbench's table also says how far each search went: the seed's question
-            let extras: &[(&str, &str)] = if s.name == "tbench" && i == 0 {
-                &TBENCH_EXTRAS
-            } else {
-                &[]
-            };
-            let t = if seed_format {
-                table(r, s.name, m.key, &plan.scheds, loads, plan.runs, vs, extras)
-            } else {
-                stats_table(r, s.name, m.key, &plan.scheds, loads, vs, extras)
-            };
-            if t.is_empty() {
-                continue;
-            }
-            let how = if seed_format {
-                "every run, average, ratio"
-            } else {
-                "mean, sd, min, max of n runs; ratio with 95 % CI, ~: the interval includes 1"
-            };
-            let better = if m.higher_is_better {
-                "higher"
-            } else {
-                "lower"
-            };
-            let _ = writeln!(
-                text,
-                "\n## {}: {} by {} ({better} is better; {how})\n{t}",
-                s.name, m.label, s.load
-            );
-        }
-        let _ = writeln!(
-            text,
-            "## {} summary: {} ratio to {}\n{}",
-            s.name,
-            s.metrics[0].label,
-            plan.scheds[0],
-            summary(r, s, &plan.scheds, loads)
-        );
-        for t in targets(r, s.name, &plan.scheds, loads, cpus) {
-            let _ = writeln!(text, "{t}");
-        }
-        text.push_str(&pooled_table(r, s.name, &plan.scheds, loads));
-        for l in lost_marks(r, s.name) {
-            let _ = writeln!(text, "{l}");
-        }
+        let text = suite_text(r, plan, s, loads, vs, cpus, seed_format);
         println!("# {header}{text}");
         let base = out.join(s.name);
         std::fs::write(base.with_extension("txt"), format!("# {header}\n{text}"))

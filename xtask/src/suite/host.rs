@@ -389,6 +389,30 @@ pub(crate) fn bench_from_data(tally: &mut Tally, me: &std::path::Path) -> Result
     Ok(())
 }
 
+/// Every table BENCHMARKS.md quotes is what `cargo xtask doc` generates from the
+/// committed results: none typed by hand, none stale.
+pub(crate) fn doc_generated(tally: &mut Tally, me: &std::path::Path) -> Result<()> {
+    let o = Command::new(me)
+        .args(["doc", "--check"])
+        .current_dir(repo_root())
+        .output()
+        .context("running xtask doc --check")?;
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    tally.check(
+        "host/benchmarks-md-generated-from-results",
+        o.status.success() && out.contains(" 0 stale") && !out.contains("doc: 0 generated"),
+        || {
+            format!(
+                "exit {:?}: {}{}",
+                o.status.code(),
+                tail(&out, 10),
+                String::from_utf8_lossy(&o.stderr)
+            )
+        },
+    );
+    Ok(())
+}
+
 fn tail(s: &str, n: usize) -> String {
     let v: Vec<&str> = s.lines().collect();
     v[v.len().saturating_sub(n)..].join("\n")

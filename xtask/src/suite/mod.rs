@@ -10,7 +10,8 @@ mod registry;
 mod runner;
 
 use host::{
-    bench_from_data, bench_kernel_features, bench_smoke, demo_smoke, host_tests, unit_tests,
+    bench_from_data, bench_kernel_features, bench_smoke, demo_smoke, doc_generated, host_tests,
+    unit_tests,
 };
 use registry::vm_tests;
 use runner::run_vm_test;
@@ -84,6 +85,7 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
         bench_smoke(&mut tally, &me, &kernels)?;
         bench_kernel_features(&mut tally, &me, &kernels)?;
         bench_from_data(&mut tally, &me)?;
+        doc_generated(&mut tally, &me)?;
         demo_smoke(&mut tally, &me, &kernels)?;
     }
     let tests: Vec<VmTest> = vm_tests(&kernels)?

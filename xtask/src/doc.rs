@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//! `cargo xtask doc [--check]`: BENCHMARKS.md's tables regenerated from committed data.
+//!
+//! A quoted table is the fenced block right after a line
+//! `<!-- generated: cargo xtask bench ARGS -->`; ARGS must read a results folder
+//! (`--from DIR`), so no table in the document is typed by hand or measured anew.
+
+use crate::repo_root;
+use anyhow::{bail, Context, Result};
+use std::process::Command;
+
+const MARK: &str = "<!-- generated: cargo xtask ";
+
+/// The output of `xtask ARGS` (this binary), trimmed.
+fn generate(args: &str) -> Result<String> {
+    anyhow::ensure!(
+        args.split_whitespace().any(|a| a == "--from"),
+        "`{args}`: a generated table must come from committed data (--from DIR)"
+    );
+    let me = std::env::current_exe().context("locating the xtask binary")?;
+    let out = Command::new(me)
+        .args(args.split_whitespace())
+        .current_dir(repo_root())
+        .output()
+        .with_context(|| format!("running xtask {args}"))?;
+    if !out.status.success() {
+        bail!(
+            "xtask {args} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+}
+
+/// Rewrite every generated block of `text`; returns the new text and the blocks that
+/// changed (their command lines).
+pub fn regenerate(
+    text: &str,
+    run: impl Fn(&str) -> Result<String>,
+) -> Result<(String, Vec<String>)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let (mut out, mut changed) = (Vec::new(), Vec::new());
+    let mut i = 0;
+    while i < lines.len() {
+        out.push(lines[i].to_string());
+        let Some(args) = lines[i]
+            .strip_prefix(MARK)
+            .and_then(|r| r.strip_suffix(" -->"))
+        else {
+            i += 1;
+            continue;
+        };
+        anyhow::ensure!(
+            lines.get(i + 1) == Some(&"```"),
+            "line {}: a generated marker must be followed by a ``` block",
+            i + 1
+        );
+        let end = (i + 2..lines.len())
+            .find(|&j| lines[j] == "```")
+            .with_context(|| format!("line {}: the ``` block is not closed", i + 2))?;
+        let old = lines[i + 2..end].join("\n");
+        let new = run(args)?;
+        if old != new {
+            changed.push(args.to_string());
+        }
+        out.push("```".into());
+        out.extend(new.lines().map(str::to_string));
+        out.push("```".into());
+        i = end + 1;
+    }
+    let mut s = out.join("\n");
+    if text.ends_with('\n') {
+        s.push('\n');
+    }
+    Ok((s, changed))
+}
+
+/// `cargo xtask doc`: rewrite the blocks; with `check`, fail naming each stale one.
+pub fn doc(check: bool) -> Result<i32> {
+    let path = repo_root().join("BENCHMARKS.md");
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let (new, changed) = regenerate(&text, generate)?;
+    let blocks = text.lines().filter(|l| l.starts_with(MARK)).count();
+    if check {
+        for c in &changed {
+            println!("stale: `cargo xtask {c}` prints something else than BENCHMARKS.md quotes");
+        }
+        println!("doc: {blocks} generated table(s), {} stale", changed.len());
+        return Ok(if changed.is_empty() { 0 } else { 1 });
+    }
+    std::fs::write(&path, new).with_context(|| format!("writing {}", path.display()))?;
+    println!(
+        "doc: {blocks} generated table(s), {} rewritten",
+        changed.len()
+    );
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_regenerated_and_reported() {
+        let text = "# t\n<!-- generated: cargo xtask bench x --from d -->\n```\nold\n```\nprose\n";
+        let (new, changed) = regenerate(text, |a| Ok(format!("new for {a}"))).unwrap();
+        assert_eq!(
+            new,
+            "# t\n<!-- generated: cargo xtask bench x --from d -->\n```\nnew for bench x --from d\n```\nprose\n"
+        );
+        assert_eq!(changed, ["bench x --from d"]);
+        let (same, none) = regenerate(&new, |a| Ok(format!("new for {a}"))).unwrap();
+        assert_eq!((same.as_str(), none.len()), (new.as_str(), 0));
+        assert!(
+            regenerate("<!-- generated: cargo xtask a -->\nno fence\n", |_| Ok(
+                String::new()
+            ))
+            .is_err()
+        );
+        assert!(generate("bench tbench --runs 5").is_err());
+    }
+}
