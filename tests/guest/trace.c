@@ -23,6 +23,9 @@
  * out of both measures: the task was still on its runqueue (running, or switched out
  * runnable: ttwu_runnable() only marks it running again, select_task_rq() is never
  * called), as its last sched_switch shows.
+ * The same wakeups are classified a second time by where the task first ran (ran_*:
+ * a balance may move it before it runs), against the same snapshot; ran_moved counts
+ * those that first ran elsewhere than the decision.
  * Latency: sched_wakeup -> the sched_switch that runs the task (as runqlat does).
  */
 #define _GNU_SOURCE
@@ -46,6 +49,7 @@ struct pending {
 	long long woke_ns;		  /* sched_wakeup time; 0: none pending */
 	int waking;			  /* a sched_waking snapshot is held */
 	int no_decision;		  /* woken while still on its runqueue */
+	int decided;			  /* the CPU sched_wakeup named, until the task runs; -1 none */
 	int held;			  /* CPU marked busy for this wakeup until it lands, or -1 */
 	int held_was_idle;		  /* ... and whether it was idle before */
 	long held_seq;			  /* ... and its switch count then */
@@ -243,7 +247,8 @@ static int trace_stop(const char *prefix)
 	int seen[T_MAX_CPUS] = {};
 	long long *lat = NULL;
 	long nlat = 0, cap = 0;
-	struct counts k = {};
+	struct counts k = {}, kr = {};
+	long moved = 0;
 	long lost = 0;
 	FILE *f;
 
@@ -258,7 +263,7 @@ static int trace_stop(const char *prefix)
 	for (long i = 0; i < MAX_PID; i++)
 		task_cpu_of[i] = -1;
 	for (long i = 0; i < MAX_PID; i++)
-		pend[i].held = -1;
+		pend[i].held = pend[i].decided = -1;
 
 	/* pass 1: a CPU's state before its first switch is that switch's prev side */
 	for (int c = 0; c < nr_cpus; c++)
@@ -321,6 +326,11 @@ static int trace_stop(const char *prefix)
 			}
 			if (next > 0 && next < MAX_PID)
 				on_rq[next] = 1;
+			if (next > 0 && next < MAX_PID && pend[next].decided >= 0) {
+				classify(&kr, pend[next].idle, task_cpu_of[next], cpu);
+				moved += cpu != pend[next].decided;
+				pend[next].decided = -1;
+			}
 			if (next > 0 && next < MAX_PID && pend[next].woke_ns) {
 				if (nlat == cap) {
 					cap = cap ? cap * 2 : 4096;
@@ -397,6 +407,7 @@ static int trace_stop(const char *prefix)
 			}
 			pend[pid].waking = 0;
 			classify(&k, pend[pid].idle, task_cpu_of[pid], to);
+			pend[pid].decided = to;
 		}
 	}
 	fclose(f);
@@ -405,13 +416,17 @@ static int trace_stop(const char *prefix)
 	       "lat_p999_us=%.1f lat_max_us=%.1f q_wakeups=%ld missed_idle_core_per_1k=%.1f "
 	       "missed_idle_cpu_per_1k=%.1f stacked_per_1k=%.1f idle_cpus_mean=%.2f "
 	       "idle_core_existed=%ld idle_cpu_existed=%ld switches=%ld events=%ld "
-	       "lost_events=%ld unpaired=%ld no_decision=%ld\n",
+	       "lost_events=%ld unpaired=%ld no_decision=%ld ran_wakeups=%ld "
+	       "ran_missed_idle_core_per_1k=%.1f ran_missed_idle_cpu_per_1k=%.1f "
+	       "ran_stacked_per_1k=%.1f ran_moved_per_1k=%.1f\n",
 	       prefix, nlat, pctl(lat, nlat, 0.50), pctl(lat, nlat, 0.90), pctl(lat, nlat, 0.99),
 	       pctl(lat, nlat, 0.999), nlat ? lat[nlat - 1] / 1000.0 : 0, k.wakeups,
 	       per_1k(k.missed_core, k.wakeups), per_1k(k.missed_cpu, k.wakeups),
 	       per_1k(k.stacked, k.wakeups), k.wakeups ? (double)k.nr_idle / k.wakeups : 0,
 	       k.idle_core, k.idle_cpu, k.switches, k.events, lost, k.lost_snapshots,
-	       k.no_decision);
+	       k.no_decision, kr.wakeups, per_1k(kr.missed_core, kr.wakeups),
+	       per_1k(kr.missed_cpu, kr.wakeups), per_1k(kr.stacked, kr.wakeups),
+	       per_1k(moved, kr.wakeups));
 	write_file("set_event", "");
 	write_file("trace", "");
 	return 0;

@@ -105,6 +105,26 @@ pub const SUITES: &[Suite] = &[
                 "missed an idle core /1000 (scx_sis's own count)",
                 false,
             ),
+            m(
+                "ran_missed_idle_core_per_1k",
+                "missed an idle core /1000, by where the task first ran (trace)",
+                false,
+            ),
+            m(
+                "ran_stacked_per_1k",
+                "first ran on a CPU busy at the wakeup /1000 (trace)",
+                false,
+            ),
+            m(
+                "ran_moved_per_1k",
+                "first ran elsewhere than the decision /1000 (trace)",
+                false,
+            ),
+            m(
+                "no_decision",
+                "wakeups with no placement decision (task still queued; trace)",
+                false,
+            ),
         ],
     },
 ];
