@@ -7,7 +7,7 @@
 # nodes) a CPU about to idle that steals from its own node's LLCs first.
 . /tests/lib.sh
 NODES=$(ls -d /sys/devices/system/node/node* | wc -l)
-if [ "$NODES" -gt 1 ]; then plan 14; else plan 11; fi
+if [ "$NODES" -gt 1 ]; then plan 16; else plan 13; fi
 S=/sys/devices/system/cpu
 l3() { cat $S/cpu$1/cache/index3/shared_cpu_list; }
 node_of() { basename $(ls -d $S/cpu$1/node* 2>/dev/null | head -1) 2>/dev/null | tr -dc 0-9; }
@@ -74,8 +74,16 @@ spins=""
 for c in $(seq 1 $B); do sis-probe spin $c & spins="$spins $!"; done
 P=$((B / 2 + 1))
 FEAT=/sys/kernel/debug/sched/features
+# EEVDF with SIS_UTIL on: the cut walk falls back to the busy target. Both runs are
+# also the outside tracer's known answers: with SIS_UTIL the wakeups stack on a busy
+# CPU while W is idle; without, they find W.
+sis-probe trace start 8192
+sis-probe wake 300 2000 $P >/tmp/l-eevdf-util.txt
+sis-probe trace stop sis-wake >/tmp/l-tr-util.txt
 echo NO_SIS_UTIL >$FEAT
+sis-probe trace start 8192
 sis-probe wake 300 2000 $P >/tmp/l-eevdf-wake.txt
+sis-probe trace stop sis-wake >/tmp/l-tr-noutil.txt
 echo SIS_UTIL >$FEAT
 sis search -f NO_SIS_UTIL
 sis-probe wake 300 2000 $P >/tmp/l-sis-wake.txt
@@ -85,6 +93,11 @@ for n in eevdf sis; do echo "# $n: wakeups from CPU $P: $(in_llc $W /tmp/l-$n-wa
 echo "# sis search: $(totals /tmp/l-search.log select_cpu idle_core idle_smt idle_cpu fallback migrations_llc)"
 check search-in-llc-eevdf "$(in_llc $W /tmp/l-eevdf-wake.txt) of 300 in W's LLC" [ "$(in_llc $W /tmp/l-eevdf-wake.txt)" -ge 270 ]
 check search-in-llc-sis "$(in_llc $W /tmp/l-sis-wake.txt) of 300 in W's LLC" [ "$(in_llc $W /tmp/l-sis-wake.txt)" -ge 270 ]
+tf() { tr ' ' '\n' <"$2" | grep "^$1=" | cut -d= -f2 | cut -d. -f1; }
+echo "# tracer, EEVDF SIS_UTIL on: $(at $W /tmp/l-eevdf-util.txt) of 300 on W; $(cut -c1-400 /tmp/l-tr-util.txt)"
+echo "# tracer, EEVDF NO_SIS_UTIL: $(cut -c1-400 /tmp/l-tr-noutil.txt)"
+check tracer-known-stacked "$(cat /tmp/l-tr-util.txt)" sh -c "[ $(tf q_wakeups /tmp/l-tr-util.txt) -ge 250 ] && [ $(tf stacked_per_1k /tmp/l-tr-util.txt) -ge 900 ] && [ $(tf missed_idle_cpu_per_1k /tmp/l-tr-util.txt) -ge 900 ] && [ $(tf ran_stacked_per_1k /tmp/l-tr-util.txt) -ge 900 ]"
+check tracer-known-found "$(cat /tmp/l-tr-noutil.txt)" sh -c "[ $(tf q_wakeups /tmp/l-tr-noutil.txt) -ge 250 ] && [ $(tf stacked_per_1k /tmp/l-tr-noutil.txt) -le 100 ] && [ $(tf missed_idle_cpu_per_1k /tmp/l-tr-noutil.txt) -le 100 ] && [ $(tf lost_events /tmp/l-tr-noutil.txt) = 0 ]"
 check search-found-w-eevdf "$(at $W /tmp/l-eevdf-wake.txt) of 300 on W" [ "$(at $W /tmp/l-eevdf-wake.txt)" -ge 150 ]
 check search-found-w-sis "$(at $W /tmp/l-sis-wake.txt) of 300 on W" [ "$(at $W /tmp/l-sis-wake.txt)" -ge 150 ]
 
