@@ -450,17 +450,21 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
     for f in &faults {
         println!("bench: kernel fault report: {f}");
     }
+    // the guest's whole console beside the tables: the raw lines every figure came from
+    let out = if o.out.is_absolute() {
+        o.out.clone()
+    } else {
+        repo_root().join(&o.out)
+    };
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    std::fs::write(out.join("console.log"), &res.output)
+        .with_context(|| format!("writing {}", out.join("console.log").display()))?;
     anyhow::ensure!(
         res.output.contains("bench-done"),
         "the bench guest stopped before the end (exit {})",
         res.code
     );
     let records = parse(&res.output);
-    let out = if o.out.is_absolute() {
-        o.out.clone()
-    } else {
-        repo_root().join(&o.out)
-    };
     report(
         &records,
         &plan,

@@ -230,11 +230,17 @@ pub(crate) fn bench_smoke(
         .context("running xtask bench")?;
     let stdout = String::from_utf8_lossy(&o.stdout);
     tally.check("host/bench-smoke-exit", o.status.success(), || {
+        // the reasons first: bench errors and kernel fault reports, wherever printed
+        let why: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.starts_with("bench-error") || l.starts_with("bench: kernel fault"))
+            .collect();
         format!(
-            "exit {:?}: {}{}",
+            "exit {:?}: {}{}\n{}",
             o.status.code(),
             String::from_utf8_lossy(&o.stderr),
-            stdout.lines().rev().take(20).collect::<Vec<_>>().join("\n")
+            why.join("\n"),
+            tail(&stdout, 20)
         )
     });
     for s in suites {
