@@ -318,6 +318,18 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	u64 vtime = clamp_vtime(p->scx.dsq_vtime);
 	struct sis_ctl *feats = lookup_ctl();
 
+	/*
+	 * SCX_ENQ_LAST: @p is runnable but its CPU is about to leave the class (our
+	 * dispatch keeps a lone prev running, so only a class switch around it gets
+	 * here, as while the scheduler is enabled): queue it on that CPU and kick it
+	 * so that it dispatches again rather than idle.
+	 */
+	if (enq_flags & SCX_ENQ_LAST) {
+		stat_inc(STAT_CPU_QUEUED);
+		scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, vtime, enq_flags);
+		scx_bpf_kick_cpu(cpu, 0);
+		return;
+	}
 	/* tasks that cannot move: their CPU's own vtime DSQ, weighed against the LLC's */
 	if (bound_to_cpu(p)) {
 		stat_inc(STAT_PINNED);
@@ -609,6 +621,11 @@ SCX_OPS_DEFINE(sis_ops,
 	       .enable = (void *)sis_enable,
 	       .init = (void *)sis_init,
 	       .exit = (void *)sis_exit,
-	       .flags = SCX_OPS_KEEP_BUILTIN_IDLE,
+	       /*
+		* ENQ_LAST: a task still runnable when its CPU is about to switch to a
+		* lower class comes to ops.enqueue (sis_enqueue's first case); without it
+		* the kernel WARNs in put_prev_task_scx() (seen while enabling on 7.3.4).
+		*/
+	       .flags = SCX_OPS_KEEP_BUILTIN_IDLE | SCX_OPS_ENQ_LAST,
 	       .timeout_ms = 10000,
 	       .name = "sis");
