@@ -96,7 +96,9 @@ check search-in-llc-sis "$(in_llc $W /tmp/l-sis-wake.txt) of 300 in W's LLC" [ "
 tf() { tr ' ' '\n' <"$2" | grep "^$1=" | cut -d= -f2 | cut -d. -f1; }
 echo "# tracer, EEVDF SIS_UTIL on: $(at $W /tmp/l-eevdf-util.txt) of 300 on W; $(cut -c1-400 /tmp/l-tr-util.txt)"
 echo "# tracer, EEVDF NO_SIS_UTIL: $(cut -c1-400 /tmp/l-tr-noutil.txt)"
-check tracer-known-stacked "$(cat /tmp/l-tr-util.txt)" sh -c "[ $(tf q_wakeups /tmp/l-tr-util.txt) -ge 250 ] && [ $(tf stacked_per_1k /tmp/l-tr-util.txt) -ge 900 ] && [ $(tf missed_idle_cpu_per_1k /tmp/l-tr-util.txt) -ge 900 ] && [ $(tf ran_stacked_per_1k /tmp/l-tr-util.txt) -ge 900 ]"
+# (W is not idle at every wakeup: the shell and kworkers run there too; measured 283 to
+# 300 of 300 with W idle, 896 to 997 per 1000 missed)
+check tracer-known-stacked "$(cat /tmp/l-tr-util.txt)" sh -c "[ $(tf q_wakeups /tmp/l-tr-util.txt) -ge 250 ] && [ $(tf stacked_per_1k /tmp/l-tr-util.txt) -ge 800 ] && [ $(tf missed_idle_cpu_per_1k /tmp/l-tr-util.txt) -ge 800 ] && [ $(tf ran_stacked_per_1k /tmp/l-tr-util.txt) -ge 800 ]"
 check tracer-known-found "$(cat /tmp/l-tr-noutil.txt)" sh -c "[ $(tf q_wakeups /tmp/l-tr-noutil.txt) -ge 250 ] && [ $(tf stacked_per_1k /tmp/l-tr-noutil.txt) -le 100 ] && [ $(tf missed_idle_cpu_per_1k /tmp/l-tr-noutil.txt) -le 100 ] && [ $(tf lost_events /tmp/l-tr-noutil.txt) = 0 ]"
 check search-found-w-eevdf "$(at $W /tmp/l-eevdf-wake.txt) of 300 on W" [ "$(at $W /tmp/l-eevdf-wake.txt)" -ge 150 ]
 check search-found-w-sis "$(at $W /tmp/l-sis-wake.txt) of 300 on W" [ "$(at $W /tmp/l-sis-wake.txt)" -ge 150 ]
@@ -106,7 +108,9 @@ check search-found-w-sis "$(at $W /tmp/l-sis-wake.txt) of 300 on W" [ "$(at $W /
 # (4 CPUs) and 5 on the other node's first LLC while a spinner keeps W busy; then all
 # may also run on W (the rest of W's LLC is allowed to neither) and the spinner stops.
 # W, about to idle, finds a task waiting in each LLC and takes its own node's, as
-# sched_balance_newidle() climbs the domains (the node before the machine).
+# sched_balance_newidle() climbs the domains (the node before the machine): the probe
+# reports which group's task ran on W first (EEVDF's periodic balance may later bring
+# a far one too: 2 of 6 trials in one run).
 F=$(for c in $(seq 0 $(($(nproc) - 1))); do [ "$(node_of $c)" != "$(node_of $W)" ] && echo $c; done | head -1)
 near=$(l3 $E)
 far=$(l3 $F)

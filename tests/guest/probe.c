@@ -442,8 +442,20 @@ static int parse_cpus(const char *list, cpu_set_t *set)
 struct hog {
 	pthread_t t;
 	cpu_set_t home;
+	int w;
 	volatile int stop, cpu;
+	volatile long first_on_w;	/* ns of the first run on W after the release, 0: none */
 };
+
+static volatile int hogs_released;
+
+static long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
 
 static void *hog(void *arg)
 {
@@ -451,16 +463,20 @@ static void *hog(void *arg)
 
 	if (sched_setaffinity(0, sizeof(h->home), &h->home))
 		exit(2);
-	while (!h->stop)
+	while (!h->stop) {
 		h->cpu = sched_getcpu();
+		if (hogs_released && h->cpu == h->w && !h->first_on_w)
+			h->first_on_w = now_ns();
+	}
 	return NULL;
 }
 
 /*
  * The newidle balance's order across LLCs, in K trials: a spinner keeps W busy while 5
  * tasks spin on NEAR (an LLC of W's node) and 5 on FAR (another node's); all may then
- * also run on W. The spinner stops: W, about to idle, takes one waiting task, which
- * then stays there. Prints per trial which group W took (by where the tasks now run).
+ * also run on W. The spinner stops: W, about to idle, takes one waiting task. Prints
+ * per trial which group's task ran on W first after that (later balancing may bring
+ * others, under EEVDF's periodic balance for one).
  */
 static int stealtest(int w, const char *near, const char *far, int k)
 {
@@ -468,7 +484,7 @@ static int stealtest(int w, const char *near, const char *far, int k)
 
 	for (int trial = 0; trial < k; trial++) {
 		struct hog h[11] = {};
-		int on_w[2] = {};
+		int on_w[2] = {}, first = -1;
 
 		CPU_SET(w, &h[10].home);
 		if (parse_cpus(near, &h[0].home) || parse_cpus(far, &h[5].home))
@@ -476,6 +492,9 @@ static int stealtest(int w, const char *near, const char *far, int k)
 		for (int i = 1; i < 10; i++)
 			if (i != 5)
 				h[i].home = h[i < 5 ? 0 : 5].home;
+		for (int i = 0; i < 11; i++)
+			h[i].w = w;
+		hogs_released = 0;
 		for (int i = 0; i < 11; i++)
 			if (pthread_create(&h[i].t, NULL, hog, &h[i]))
 				return 1;
@@ -488,19 +507,24 @@ static int stealtest(int w, const char *near, const char *far, int k)
 				return 2;
 		}
 		usleep(300000);
+		hogs_released = 1;
 		h[10].stop = 1;
 		pthread_join(h[10].t, NULL);
 		usleep(500000);
-		for (int i = 0; i < 10; i++)
+		for (int i = 0; i < 10; i++) {
 			if (h[i].cpu == w)
 				on_w[i >= 5]++;
+			if (h[i].first_on_w && (first < 0 || h[i].first_on_w < h[first].first_on_w))
+				first = i;
+		}
 		for (int i = 0; i < 10; i++)
 			h[i].stop = 1;
 		for (int i = 0; i < 10; i++)
 			pthread_join(h[i].t, NULL);
-		printf("# trial %d: on W %d near, %d far\n", trial, on_w[0], on_w[1]);
-		took_near += on_w[0] > 0;
-		took_far += on_w[1] > 0;
+		printf("# trial %d: first on W: %s; on W at the end %d near, %d far\n", trial,
+		       first < 0 ? "none" : first < 5 ? "near" : "far", on_w[0], on_w[1]);
+		took_near += first >= 0 && first < 5;
+		took_far += first >= 5;
 	}
 	printf("near %d far %d of %d\n", took_near, took_far, k);
 	return 0;
