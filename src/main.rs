@@ -278,7 +278,6 @@ impl<'a> Scheduler<'a> {
             ("runnable", p.sis_runnable.as_fd()),
             ("running", p.sis_running.as_fd()),
             ("stopping", p.sis_stopping.as_fd()),
-            ("update_idle", p.sis_update_idle.as_fd()),
             ("tick", p.sis_tick.as_fd()),
         ];
         let progs = hot

@@ -59,6 +59,7 @@ struct llc_ctx {
 	u32 has_idle_cores;	/* sd_llc_shared->has_idle_cores */
 	u32 nr_idle_scan;	/* sd_llc_shared->nr_idle_scan (SIS_UTIL) */
 	u64 util;		/* sum of CPU utilisation, 0..1024 per CPU */
+	u32 overloaded;		/* rd->overloaded, per LLC: a task may wait in a queue here */
 };
 struct llc_ctx llc_ctxs[MAX_LLCS];
 
@@ -88,6 +89,7 @@ struct cpu_ctx {
 struct cpu_ctx cpu_ctxs[MAX_CPUS];
 
 u64 vtime_now;
+u32 orphans_queued;	/* the orphan DSQ's overloaded hint (see set_overloaded) */
 u64 util_last_refresh;
 u64 util_refreshes;
 
@@ -327,6 +329,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	if (enq_flags & SCX_ENQ_LAST) {
 		stat_inc(STAT_CPU_QUEUED);
 		scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, vtime, enq_flags);
+		set_overloaded(cpu);
 		scx_bpf_kick_cpu(cpu, 0);
 		return;
 	}
@@ -334,6 +337,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	if (bound_to_cpu(p)) {
 		stat_inc(STAT_PINNED);
 		scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, vtime, enq_flags);
+		set_overloaded(cpu);
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
@@ -347,6 +351,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 
 		stat_inc(reenq ? STAT_REENQ : STAT_SHARED);
 		scx_bpf_dsq_insert_vtime(p, llc_dsq_of(cpu), slice_ns, vtime, enq_flags);
+		set_overloaded(cpu);
 		kick_idle_in_llc(p, cpu, !reenq);
 		return;
 	}
@@ -358,40 +363,39 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	stat_inc(STAT_CPU_QUEUED);
 	scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, vtime, enq_flags);
+	set_overloaded(cpu);
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }
 
 /*
  * Our queues first; then, about to go idle, sched_balance_newidle(): pull from a
- * sibling, the LLC, the node's other LLCs, then the rest of the machine.
+ * sibling, the LLC, the node's other LLCs, then the rest of the machine. An LLC whose
+ * overloaded hint is clear has nothing waiting and is passed over, as fair.c's newidle
+ * balance does nothing while rd->overloaded is clear.
  * differs: no avg_idle / max_newidle_lb_cost gate: a CPU about to idle always looks.
  */
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32 my_llc = cpu_llc[CPU_IDX(cpu)], my_node = cpu_node[CPU_IDX(cpu)];
 	u64 cpu_dsq = CPU_DSQ_BASE + cpu, llc_dsq = llc_dsq_of(cpu);
+	bool known = known_cpu(cpu), waiting = true;
 	u32 i, pass;
 
-	if (keep_prev(prev, cpu_dsq, llc_dsq))
+	/* a CPU the topology does not know has no hint: it always looks at its queues */
+	if (known)
+		waiting = READ_ONCE(llc_ctxs[LLC_IDX(my_llc)].overloaded);
+	if (keep_prev(prev, cpu_dsq, llc_dsq, waiting))
 		return;
-	if (cpu_dsq_first(cpu_dsq, llc_dsq)) {
-		if (scx_bpf_dsq_move_to_local(cpu_dsq, 0))
-			return;
-	}
-	if (scx_bpf_dsq_move_to_local(llc_dsq, 0))
+	if (waiting && balance_own_llc(cpu, my_llc, cpu_dsq, llc_dsq, known))
 		return;
-	if (scx_bpf_dsq_move_to_local(cpu_dsq, 0))
-		return;
-	if (known_cpu(cpu) && (pull_from_core(cpu) || pull_from_llc(my_llc, cpu))) {
-		stat_inc(STAT_PULL);
-		return;
-	}
 	/* other LLCs: of our NUMA node first, then the rest; shared DSQ, then CPU queues */
 	bpf_for(pass, 0, 2) {
 		bpf_for(i, 0, nr_llcs) {
 			if (i == my_llc || (llc_node[LLC_IDX(i)] == my_node) != (pass == 0))
 				continue;
-			if (scx_bpf_dsq_move_to_local(LLC_DSQ_BASE + i, 0) || pull_from_llc(i, cpu)) {
+			if (!READ_ONCE(llc_ctxs[LLC_IDX(i)].overloaded))
+				continue;
+			if (balance_llc(i, cpu)) {
 				stat_inc(STAT_STEAL);
 				if (pass)
 					stat_inc(STAT_STEAL_REMOTE);
@@ -400,7 +404,7 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		}
 	}
 	/* tasks woken on a CPU onlined since the load wait here until the restart */
-	if (llc_dsq != ORPHAN_DSQ && scx_bpf_dsq_move_to_local(ORPHAN_DSQ, 0)) {
+	if (llc_dsq != ORPHAN_DSQ && READ_ONCE(orphans_queued) && balance_orphans()) {
 		stat_inc(STAT_STEAL);
 		return;
 	}
@@ -408,7 +412,9 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
 		prev->scx.dsq_vtime = charged_vtime(prev);
 		prev->scx.slice = slice_ns;
+		return;
 	}
+	newidle_failed(cpu);
 }
 
 /*
@@ -484,6 +490,8 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	if (time_before(vtime_now, p->scx.dsq_vtime))
 		vtime_now = p->scx.dsq_vtime;
 	c->running_since = now;
+	if (c->idle_stamp)
+		end_idle(c, now);
 	if (!tctx || !tctx->wake_ts)
 		return;
 	s = cpu_stats();
@@ -501,12 +509,6 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 		c->busy_ns += now - c->running_since;
 	c->running_since = 0;
 	p->scx.dsq_vtime = charged_vtime(p);
-}
-
-void BPF_STRUCT_OPS(sis_update_idle, s32 cpu, bool idle)
-{
-	update_idle_core(cpu, idle);
-	update_avg_idle(cpu, idle);
 }
 
 static int refresh_util(void *map, int *key, struct util_timer *t)
@@ -615,7 +617,6 @@ SCX_OPS_DEFINE(sis_ops,
 	       .runnable = (void *)sis_runnable,
 	       .running = (void *)sis_running,
 	       .stopping = (void *)sis_stopping,
-	       .update_idle = (void *)sis_update_idle,
 	       .cpu_release = (void *)sis_cpu_release,
 	       .init_task = (void *)sis_init_task,
 	       .enable = (void *)sis_enable,
@@ -626,6 +627,6 @@ SCX_OPS_DEFINE(sis_ops,
 		* lower class comes to ops.enqueue (sis_enqueue's first case); without it
 		* the kernel WARNs in put_prev_task_scx() (seen while enabling on 7.3.4).
 		*/
-	       .flags = SCX_OPS_KEEP_BUILTIN_IDLE | SCX_OPS_ENQ_LAST,
+	       .flags = SCX_OPS_ENQ_LAST,
 	       .timeout_ms = 10000,
 	       .name = "sis");

@@ -66,21 +66,46 @@ static __always_inline bool cpu_dsq_first(u64 cpu_dsq, u64 llc_dsq)
 }
 
 /*
+ * fair.c's rd->overloaded, kept per LLC: set after a task is queued on a CPU of the LLC
+ * or on its shared DSQ; a balance clears it before it looks (a full barrier, so a queue
+ * filled meanwhile sets it again) and sets it again when it saw any task still waiting.
+ * So it is never clear while a task waits in the LLC, and a CPU about to idle passes an
+ * LLC with a clear hint without a look. The write is unconditional: a test first could
+ * read the hint before this CPU's queueing is visible and lose it to a clear.
+ */
+static __always_inline void set_overloaded(s32 cpu)
+{
+	if (known_cpu(cpu))
+		WRITE_ONCE(llc_ctxs[LLC_IDX(cpu_llc[CPU_IDX(cpu)])].overloaded, 1);
+	else
+		WRITE_ONCE(orphans_queued, 1);
+}
+
+static __always_inline void clear_overloaded(u32 *hint)
+{
+	__sync_fetch_and_and(hint, 0);
+}
+
+/*
  * ops.dispatch runs while prev is still current and not yet queued, so the queues
  * hold only the others: prev goes on (charged, slice refilled) when its vtime would
  * still be the lowest, or else a weighted task would lose its share to FIFO order.
+ * @waiting: the LLC's overloaded hint; clear, both queues are empty.
  */
-static __always_inline bool keep_prev(struct task_struct *prev, u64 cpu_dsq, u64 llc_dsq)
+static __always_inline bool keep_prev(struct task_struct *prev, u64 cpu_dsq, u64 llc_dsq,
+				      bool waiting)
 {
-	struct task_struct *a, *b;
+	struct task_struct *a = NULL, *b = NULL;
 	u64 v;
 
 	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
 		return false;
 	/* prev's vtime as ops.enqueue would queue it: charged, then clamped */
 	v = clamp_vtime(charged_vtime(prev));
-	a = __COMPAT_scx_bpf_dsq_peek(cpu_dsq);
-	b = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
+	if (waiting) {
+		a = __COMPAT_scx_bpf_dsq_peek(cpu_dsq);
+		b = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
+	}
 	if ((a && time_after(v, a->scx.dsq_vtime)) || (b && time_after(v, b->scx.dsq_vtime)))
 		return false;
 	prev->scx.dsq_vtime = v;
@@ -112,9 +137,10 @@ static __always_inline bool pull_from_core(s32 self)
 /*
  * One LLC level of sched_balance_newidle(): the busiest CPU queue first
  * (find_busiest_queue()), then any other whose waiting tasks may run here.
+ * *@waiting: some CPU queue of the LLC other than @self's held a task.
  * differs: "busiest" is the most tasks waiting, not the highest weighted load.
  */
-static __always_inline bool pull_from_llc(u32 llc, s32 self)
+static __always_inline bool pull_from_llc(u32 llc, s32 self, bool *waiting)
 {
 	u32 off = llc_off[LLC_IDX(llc)], nr = llc_nr[LLC_IDX(llc)], i;
 	s32 busiest = -1, most = 0;
@@ -132,6 +158,7 @@ static __always_inline bool pull_from_llc(u32 llc, s32 self)
 	}
 	if (busiest < 0)
 		return false;
+	*waiting = true;
 	if (pull_from(busiest))
 		return true;
 	bpf_for(i, 0, nr) {
@@ -166,4 +193,66 @@ static __always_inline s32 first_idle(const struct cpumask *idle, const struct c
 			found = w * 64 + __builtin_ctzll(m);
 	}
 	return found;
+}
+
+/*
+ * The newidle balance of a CPU's own LLC: its own queue and the LLC's shared one, the
+ * lower vtime first, then a sibling's queue, then the LLC's busiest. The LLC's
+ * overloaded hint is cleared first and set again if a task was taken (more may wait)
+ * or any task was left waiting.
+ */
+static __always_inline bool balance_own_llc(s32 cpu, u32 llc, u64 cpu_dsq, u64 llc_dsq,
+					    bool known)
+{
+	u32 *hint = &llc_ctxs[LLC_IDX(llc)].overloaded;
+	bool waiting = false;
+
+	if (known)
+		clear_overloaded(hint);
+	if ((cpu_dsq_first(cpu_dsq, llc_dsq) && scx_bpf_dsq_move_to_local(cpu_dsq, 0)) ||
+	    scx_bpf_dsq_move_to_local(llc_dsq, 0) || scx_bpf_dsq_move_to_local(cpu_dsq, 0))
+		goto found;
+	if (!known)
+		return false;
+	if (pull_from_core(cpu) || pull_from_llc(llc, cpu, &waiting)) {
+		stat_inc(STAT_PULL);
+		goto found;
+	}
+	/* our own queue is empty (we would have taken its head); the shared one may not be */
+	if (waiting || scx_bpf_dsq_nr_queued(llc_dsq) > 0)
+		WRITE_ONCE(*hint, 1);
+	return false;
+found:
+	if (known)
+		WRITE_ONCE(*hint, 1);
+	return true;
+}
+
+/* Another LLC's queues, for a CPU about to idle: its shared DSQ, then its busiest CPU's. */
+static __always_inline bool balance_llc(u32 llc, s32 self)
+{
+	u32 *hint = &llc_ctxs[LLC_IDX(llc)].overloaded;
+	bool waiting = false;
+
+	clear_overloaded(hint);
+	if (scx_bpf_dsq_move_to_local(LLC_DSQ_BASE + llc, 0) || pull_from_llc(llc, self, &waiting)) {
+		WRITE_ONCE(*hint, 1);
+		return true;
+	}
+	if (waiting || scx_bpf_dsq_nr_queued(LLC_DSQ_BASE + llc) > 0)
+		WRITE_ONCE(*hint, 1);
+	return false;
+}
+
+/* The orphan DSQ, with its own hint kept as an LLC's. */
+static __always_inline bool balance_orphans(void)
+{
+	clear_overloaded(&orphans_queued);
+	if (scx_bpf_dsq_move_to_local(ORPHAN_DSQ, 0)) {
+		WRITE_ONCE(orphans_queued, 1);
+		return true;
+	}
+	if (scx_bpf_dsq_nr_queued(ORPHAN_DSQ) > 0)
+		WRITE_ONCE(orphans_queued, 1);
+	return false;
 }

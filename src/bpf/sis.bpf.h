@@ -113,24 +113,16 @@ static __always_inline void update_avg(u64 *avg, u64 sample)
 }
 
 /*
- * The idle-time averages ttwu_do_activate() keeps for SIS_AVG_CPU and SIS_PROP:
- * idle_stamp is set on the way into idle (sched_balance_newidle() finding nothing),
- * and when the idle period ends, update_avg() folds it into avg_idle, capped at twice
- * max_idle_balance_cost, and wake_avg_idle restarts at half of avg_idle.
- * differs: the period ends when the CPU leaves idle, not at the first wakeup activated
- * on its rq; max_idle_balance_cost stays at sysctl_sched_migration_cost (no newidle cost).
+ * The idle-time averages SIS_AVG_CPU and SIS_PROP read. sched_balance_newidle() stamps
+ * idle_stamp when it pulls nothing (see newidle_failed); ttwu_do_activate() folds the
+ * idle period into avg_idle with update_avg(), capped at twice max_idle_balance_cost,
+ * and wake_avg_idle restarts at half of avg_idle.
+ * differs: the period ends when a task of ours starts running on the CPU, not at the
+ * first wakeup activated on its rq; max_idle_balance_cost stays at
+ * sysctl_sched_migration_cost (no newidle cost).
  */
-static __always_inline void update_avg_idle(s32 cpu, bool idle)
+static __always_inline void end_idle(struct cpu_ctx *rq, u64 now)
 {
-	struct cpu_ctx *rq = &cpu_ctxs[CPU_IDX(cpu)];
-	u64 now = bpf_ktime_get_ns();
-
-	if (idle) {
-		rq->idle_stamp = now;
-		return;
-	}
-	if (!rq->idle_stamp)
-		return;
 	if (now > rq->idle_stamp)
 		update_avg(&rq->avg_idle, now - rq->idle_stamp);
 	if (rq->avg_idle > 2 * MIGRATION_COST_NS)
@@ -479,17 +471,18 @@ static __always_inline s32 find_idlest_cpu(struct task_struct *p, s32 prev_cpu,
 }
 
 /*
- * __update_idle_core(): a CPU going idle whose siblings are all idle sets the hint.
- * The siblings are tested in the kernel's idle mask, which a claim clears at once, as
- * fair.c's available_idle_cpu() is false while a wakeup is on its way (ttwu_pending);
- * @cpu itself counts as idle whether or not the mask has caught up with it yet.
+ * __update_idle_core(): a CPU going idle whose siblings are all idle sets the hint,
+ * unless it is set already. The siblings are tested in the kernel's idle mask, which a
+ * claim clears at once, as fair.c's available_idle_cpu() is false while a wakeup is on
+ * its way (ttwu_pending); @cpu itself, about to idle, is not in the mask yet.
  */
-static __always_inline void update_idle_core(s32 cpu, bool idle)
+static __always_inline void update_idle_core(s32 cpu)
 {
 	const struct cpumask *idle_mask;
 	u32 i;
 
-	if (!idle || !smt_enabled || !known_cpu(cpu))
+	if (!smt_enabled || !known_cpu(cpu) ||
+	    READ_ONCE(llc_ctxs[LLC_IDX(cpu_llc[CPU_IDX(cpu)])].has_idle_cores))
 		return;
 	idle_mask = scx_bpf_get_idle_cpumask();
 	bpf_for(i, 0, nr_siblings(cpu)) {
@@ -502,6 +495,19 @@ static __always_inline void update_idle_core(s32 cpu, bool idle)
 	}
 	scx_bpf_put_idle_cpumask(idle_mask);
 	set_idle_cores(cpu, 1);
+}
+
+/*
+ * A CPU about to idle found nothing to pull: sched_balance_newidle() leaves idle_stamp
+ * set, and pick_next_task_idle()'s set_next_task_idle() calls __update_idle_core().
+ * differs: fair.c stamps before it balances; we stamp after, the same moment here.
+ */
+static __always_inline void newidle_failed(s32 cpu)
+{
+	if (!valid_cpu(cpu))
+		return;
+	cpu_ctxs[CPU_IDX(cpu)].idle_stamp = scx_bpf_now();
+	update_idle_core(cpu);
 }
 
 /*

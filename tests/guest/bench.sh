@@ -106,7 +106,15 @@ bpf_delta() {
 	dns=$(($(bpf_field ns "$B1") - $(bpf_field ns "$B0")))
 	dsel=$(($(bpf_field select_runs "$B1") - $(bpf_field select_runs "$B0")))
 	dsns=$(($(bpf_field select_ns "$B1") - $(bpf_field select_ns "$B0")))
-	[ "$dsel" -gt 0 ] && echo "bpf_all_ns_per_select=$((dns / dsel)) bpf_select_ns=$((dsns / dsel)) bpf_select_calls=$dsel"
+	[ "$dsel" -gt 0 ] || return 0
+	# where the time goes: each op's ns and runs (per 1000) per select_cpu call
+	ops=""
+	for o in $(echo "$B1" | tr ' ' '\n' | sed -n 's/^op\.\([a-z_]*\)=.*/\1/p'); do
+		v1=$(bpf_field "op.$o" "$B1") v0=$(bpf_field "op.$o" "$B0")
+		ns0=${v0%/*} runs0=${v0#*/}
+		ops="$ops op_${o}_ns=$(((${v1%/*} - ${ns0:-0}) / dsel)) op_${o}_runs_per_1k=$(((${v1#*/} - ${runs0:-0}) * 1000 / dsel))"
+	done
+	echo "bpf_all_ns_per_select=$((dns / dsel)) bpf_select_ns=$((dsns / dsel)) bpf_select_calls=$dsel$ops"
 }
 # msg_run WORKERS: the schbench-like load under the tracer; prints its key=values
 msg_run() {

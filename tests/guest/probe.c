@@ -27,7 +27,8 @@
  *                                 rounds/s and the wakeup latency the workers saw
  *   sis-probe bpfstats            the kernel's run-time statistics of every loaded
  *                                 struct_ops program (any sched_ext scheduler's ops):
- *                                 total ns and runs, and those of select_cpu
+ *                                 total ns and runs, select_cpu's, and each op's
+ *                                 (op.NAME=NS/RUNS, whatever the program prefix)
  *   sis-probe trace ...           the tracefs collector, see trace.c
  */
 #define _GNU_SOURCE
@@ -690,14 +691,52 @@ static long sys_bpf(int cmd, union bpf_attr *attr)
 	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
 }
 
+/* sched_ext's ops, to name a struct_ops program whatever its scheduler's prefix */
+static const char *const scx_ops[] = {
+	"select_cpu", "enqueue", "dequeue", "dispatch", "tick", "runnable", "running",
+	"stopping", "quiescent", "yield", "core_sched_before", "set_weight", "set_cpumask",
+	"update_idle", "cpu_acquire", "cpu_release", "init_task", "exit_task", "enable",
+	"disable", "dump", "cpu_online", "cpu_offline", "init", "exit",
+};
+#define NR_SCX_OPS (sizeof(scx_ops) / sizeof(scx_ops[0]))
+
+/*
+ * The op a program implements: its name is PREFIX_OP cut at 15 characters
+ * (sis_update_idle, cosmos_select_c), so the longest op the tail after some '_'
+ * begins, or -1.
+ */
+static int scx_op_of(const char *name)
+{
+	int best = -1;
+	size_t best_len = 0;
+
+	for (const char *u = strchr(name, '_'); u; u = strchr(u + 1, '_')) {
+		size_t n = strlen(u + 1);
+
+		for (unsigned int i = 0; i < NR_SCX_OPS; i++) {
+			size_t len = strlen(scx_ops[i]);
+
+			if (n && n <= len && !strncmp(u + 1, scx_ops[i], n) &&
+			    (n == len || strlen(name) == 15) && len > best_len) {
+				best = i;
+				best_len = len;
+			}
+		}
+		if (best >= 0)
+			return best;
+	}
+	return best;
+}
+
 /*
  * Sum run_time_ns / run_cnt (kernel.bpf_stats_enabled=1) over every struct_ops
- * program: the whole cost of whichever sched_ext scheduler is loaded. select_cpu is
- * the program whose name holds "select" (names are cut at 15 characters).
+ * program: the whole cost of whichever sched_ext scheduler is loaded, and each op's
+ * share (op.NAME=NS/RUNS; op.other for a name no op matches).
  */
 static int bpfstats(void)
 {
 	unsigned long long ns = 0, runs = 0, sel_ns = 0, sel_runs = 0;
+	unsigned long long op_ns[NR_SCX_OPS + 1] = {}, op_runs[NR_SCX_OPS + 1] = {};
 	unsigned int id = 0, progs = 0;
 
 	for (;;) {
@@ -718,18 +757,27 @@ static int bpfstats(void)
 		a.info.info_len = sizeof(info);
 		a.info.info = (unsigned long)&info;
 		if (!sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) && info.type == BPF_PROG_TYPE_STRUCT_OPS) {
+			int op = scx_op_of(info.name);
+
 			progs++;
 			ns += info.run_time_ns;
 			runs += info.run_cnt;
-			if (strstr(info.name, "select")) {
-				sel_ns += info.run_time_ns;
-				sel_runs += info.run_cnt;
-			}
+			if (op < 0)
+				op = NR_SCX_OPS;
+			op_ns[op] += info.run_time_ns;
+			op_runs[op] += info.run_cnt;
 		}
 		close(fd);
 	}
-	printf("bpfstats: progs=%u ns=%llu runs=%llu select_ns=%llu select_runs=%llu\n", progs,
+	sel_ns = op_ns[0];
+	sel_runs = op_runs[0];
+	printf("bpfstats: progs=%u ns=%llu runs=%llu select_ns=%llu select_runs=%llu", progs,
 	       ns, runs, sel_ns, sel_runs);
+	for (unsigned int i = 0; i <= NR_SCX_OPS; i++)
+		if (op_runs[i] || op_ns[i])
+			printf(" op.%s=%llu/%llu", i < NR_SCX_OPS ? scx_ops[i] : "other", op_ns[i],
+			       op_runs[i]);
+	printf("\n");
 	return 0;
 }
 
