@@ -115,7 +115,7 @@ pub struct Metrics {
         desc = "Wakeups (not forks) classified against the idle masks read just before the decision (0 with --no-quality)"
     )]
     pub q_wakeups: u64,
-    #[stat(desc = "... of which an allowed, fully idle core existed in prev_cpu's LLC")]
+    #[stat(desc = "... of which an allowed, fully idle core existed in target's LLC")]
     pub q_idle_core: u64,
     #[stat(desc = "... and the task went to a CPU whose core was not fully idle")]
     pub q_missed_core: u64,
@@ -123,13 +123,13 @@ pub struct Metrics {
         desc = "... of which the target, prev or recent step placed it (they take an idle CPU without testing its core, as in fair.c)"
     )]
     pub q_missed_core_early: u64,
-    #[stat(desc = "... of which an allowed idle CPU existed in prev_cpu's LLC")]
+    #[stat(desc = "... of which an allowed idle CPU existed in target's LLC")]
     pub q_idle_cpu: u64,
     #[stat(desc = "... and the task went to a CPU that was not idle")]
     pub q_missed_cpu: u64,
     #[stat(desc = "... placed on a CPU that was not idle (running or about to run a task)")]
     pub q_stacked: u64,
-    #[stat(desc = "Sum over classified wakeups of the allowed idle CPUs in prev_cpu's LLC")]
+    #[stat(desc = "Sum over classified wakeups of the allowed idle CPUs in target's LLC")]
     pub q_nr_idle: u64,
     #[stat(desc = "Wakeups that missed an existing idle core, per 1000 classified wakeups")]
     pub missed_idle_core_per_1k: f64,
@@ -137,7 +137,7 @@ pub struct Metrics {
     pub missed_idle_cpu_per_1k: f64,
     #[stat(desc = "Wakeups stacked on a non-idle CPU, per 1000 classified wakeups")]
     pub stacked_per_1k: f64,
-    #[stat(desc = "Mean allowed idle CPUs in prev_cpu's LLC at a classified wakeup")]
+    #[stat(desc = "Mean allowed idle CPUs in target's LLC at a classified wakeup")]
     pub idle_cpus_mean: f64,
     #[stat(desc = "Longest search since the scheduler started, in CPUs tested")]
     pub scan_max_ever: u64,

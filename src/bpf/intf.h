@@ -100,7 +100,7 @@ enum sis_stat {
 	STAT_WAKE_AFFINE,	/* WAKE_AFFINE moved target to the waker's CPU */
 	/*
 	 * Placement quality, read from the kernel's idle masks (the task's allowed
-	 * CPUs in prev_cpu's LLC) just before deciding; counted when --no-quality is
+	 * CPUs in target's LLC) just before deciding; counted when --no-quality is
 	 * not given. Q_WAKEUPS is the number of wakeups classified.
 	 */
 	STAT_Q_WAKEUPS,

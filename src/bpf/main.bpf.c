@@ -256,8 +256,6 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	idle = scx_bpf_get_idle_cpumask();
 	/* wakeups only: a fork is no wakeup (the tracer sees sched_wakeup_new) */
 	classify = quality_task(p) && !(wake_flags & SCX_WAKE_FORK);
-	if (classify)
-		read_truth(p, prev_cpu, idle, &truth);
 	if (wake_flags & SCX_WAKE_FORK) {
 		/* wake_up_new_task(): p->recent_used_cpu = task_cpu(p), the parent's CPU */
 		tctx->recent_used_cpu = prev_cpu;
@@ -266,6 +264,9 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		target = wake_affine(p, prev_cpu, wake_flags, idle, feats);
 		if (target != prev_cpu)
 			stat_inc(STAT_WAKE_AFFINE);
+		/* the truth in target's LLC, the one select_idle_sibling() searches */
+		if (classify)
+			read_truth(p, target, idle, &truth);
 		cpu = select_idle_sibling(p, tctx, prev_cpu, target, idle, &step, &scanned,
 					  feats);
 	}

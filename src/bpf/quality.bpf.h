@@ -40,21 +40,22 @@ static __always_inline u32 lat_bucket(u64 ns)
 
 /* What the idle masks said just before a decision: the ground truth for quality. */
 struct sis_truth {
-	bool idle_core;		/* a fully idle, allowed core in prev_cpu's LLC */
+	bool idle_core;		/* a fully idle, allowed core in target's LLC */
 	bool idle_cpu;		/* an idle, allowed CPU there */
 	u32 nr_idle;		/* how many */
 };
 
 /*
  * Read the idle masks word by word (constant offsets, so the verifier accepts the
- * loads) against prev_cpu's LLC and the task's allowed CPUs. Read-only: it claims
- * nothing and so cannot change the decision that follows.
+ * loads) against @target's LLC (wake_affine()'s choice, the LLC select_idle_sibling()
+ * searches) and the task's allowed CPUs. Read-only: it claims nothing and so cannot
+ * change the decision that follows.
  */
-static __always_inline void read_truth(struct task_struct *p, s32 prev_cpu,
+static __always_inline void read_truth(struct task_struct *p, s32 target,
 				       const struct cpumask *idle, struct sis_truth *t)
 {
 	const struct cpumask *smt = scx_bpf_get_idle_smtmask();
-	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(prev_cpu)]);
+	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(target)]);
 	u32 words = (nr_cpu_ids + 63) / 64;
 	const struct cpumask *allowed_mask = p->cpus_ptr;
 	int w;

@@ -10,25 +10,32 @@
  *                                  for the tasks whose comm starts with PREFIX
  *                                  (`-` means every task)
  *
- * Placement quality, as scx_sis counts it in select_cpu: at sched_waking the idle
- * state of every CPU is the truth before the decision; the CPU in the matching
- * sched_wakeup is the decision. A CPU is idle while it runs the idle task and no
- * wakeup has been sent its way since (fair.c's idle_cpu() also checks ttwu_pending;
- * scx_sis's claim clears the idle bit at the same point). With queued wakeups the
- * sched_wakeup event only comes from the target CPU after an IPI, so from
- * sched_waking on the task's CPU counts as taken, and from sched_migrate_task on
- * the destination instead: the decision is made in that window.
- * Considered: the CPUs of the LLC the task was on; all CPUs count as allowed.
+ * Placement quality, as scx_sis counts it in select_cpu: the decision is the return
+ * of the scheduling class's select_task_rq (select_task_rq_fair, select_task_rq_scx),
+ * caught by a return probe (kprobe_events) on the waker's CPU right after that CPU's
+ * sched_waking; the idle state of every CPU at that moment is the truth the decision
+ * is judged against, and the returned CPU is the decision. A CPU is idle while it runs
+ * the idle task and no wakeup has been sent its way since (fair.c's idle_cpu() also
+ * checks ttwu_pending; scx_sis's claim clears the idle bit at the same point). With
+ * queued wakeups the sched_wakeup event only comes from the target CPU after an IPI,
+ * so from sched_waking on the task's CPU counts as taken (for the other wakeups: its
+ * own decision sees it as it was), and from sched_migrate_task on the destination.
+ * Without kprobe events (decision_probe=0) the snapshot is taken at sched_waking and
+ * sched_wakeup's CPU is the decision.
+ * Considered: the CPUs of the decision's LLC (target's: select_idle_sibling() never
+ * leaves it); all CPUs count as allowed.
  * Wakeups that made no placement decision are counted apart (no_decision) and left
- * out of both measures: the task was still on its runqueue (running, or switched out
- * runnable: ttwu_runnable() only marks it running again, select_task_rq() is never
- * called), as its last sched_switch shows.
+ * out of both measures: no select_task_rq return between sched_waking and
+ * sched_wakeup (ttwu_runnable(), the on-CPU wakelist, a single-CPU task); without the
+ * probe, those whose task was still on its runqueue by its last sched_switch.
  * The same wakeups are classified a second time by where the task first ran (ran_*:
  * a balance may move it before it runs), against the same snapshot; ran_moved counts
  * those that first ran elsewhere than the decision.
  * Latency: sched_wakeup -> the sched_switch that runs the task (as runqlat does).
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +52,9 @@ static unsigned long long llc_bits[T_MAX_CPUS][T_WORDS];  /* by CPU: its LLC's C
 static unsigned long long core_bits[T_MAX_CPUS][T_WORDS]; /* by CPU: its siblings */
 
 struct pending {
-	unsigned long long idle[T_WORDS]; /* idle CPUs at sched_waking */
+	unsigned long long idle[T_WORDS]; /* idle CPUs at the decision (or sched_waking) */
+	int probed;			  /* the decision probe fired for this wakeup */
+	int probed_cpu;			  /* ... and the CPU it returned */
 	long long woke_ns;		  /* sched_wakeup time; 0: none pending */
 	int waking;			  /* a sched_waking snapshot is held */
 	int no_decision;		  /* woken while still on its runqueue */
@@ -58,19 +67,102 @@ static struct pending *pend;
 static short *task_cpu_of;	/* last CPU a task was switched out of, -1 unknown */
 static char *on_rq;		/* 1: running, or switched out still runnable */
 static long switch_seq[T_MAX_CPUS]; /* sched_switch events seen per CPU */
+static long waking_on[T_MAX_CPUS];  /* pid whose sched_waking this CPU sent last, or 0 */
 
-static int write_file(const char *name, const char *val)
+/* select_task_rq's return, for the classes whose wakeups we judge */
+static const char *const decide_fns[] = { "select_task_rq_fair", "select_task_rq_scx" };
+#define DECIDE_EVENT "sis_decide_"
+
+/*
+ * Write @val to a tracefs file, appending with @append (kprobe_events keeps the probes
+ * it has). open(2) and write(2): stdio's "a" seeks to the end, which tracefs refuses.
+ */
+static int write_mode(const char *name, const char *val, int append)
 {
 	char path[256];
-	FILE *f;
+	ssize_t n;
+	int fd;
 
 	snprintf(path, sizeof(path), TRACEFS "%s", name);
-	f = fopen(path, "w");
-	if (!f || fputs(val, f) < 0 || fclose(f)) {
-		fprintf(stderr, "trace: writing %s failed\n", path);
+	fd = open(path, O_WRONLY | (append ? O_APPEND : O_TRUNC));
+	n = fd < 0 ? -1 : write(fd, val, strlen(val));
+	if (fd >= 0 && close(fd))
+		n = -1;
+	if (n != (ssize_t)strlen(val)) {
+		fprintf(stderr, "trace: writing %s failed: %s\n", path, strerror(errno));
 		return -1;
 	}
 	return 0;
+}
+
+static int write_file(const char *name, const char *val)
+{
+	return write_mode(name, val, 0);
+}
+
+/*
+ * The decision probes: a return probe on each class's select_task_rq, its CPU as a
+ * signed int. Returns how many were enabled (a kernel without kprobe events, or
+ * without one of the functions, has fewer); the tracer falls back to sched_waking.
+ */
+static int decide_probes_on(void)
+{
+	char def[128], en[128];
+	int n = 0;
+
+	for (unsigned int i = 0; i < sizeof(decide_fns) / sizeof(decide_fns[0]); i++) {
+		snprintf(def, sizeof(def), "r:" DECIDE_EVENT "%u %s cpu=$retval:s32\n", i,
+			 decide_fns[i]);
+		snprintf(en, sizeof(en), "events/kprobes/" DECIDE_EVENT "%u/enable", i);
+		if (!write_mode("kprobe_events", def, 1) && !write_file(en, "1"))
+			n++;
+	}
+	return n;
+}
+
+/* A write that may fail and need not succeed: the probe is off, or does not exist. */
+static void write_quiet(const char *path, const char *val, int flags)
+{
+	int fd = open(path, O_WRONLY | flags);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	n = write(fd, val, strlen(val));
+	(void)n;
+	close(fd);
+}
+
+/* Remove the decision probes (a first start, a kernel without them: nothing to do). */
+static void decide_probes_off(void)
+{
+	char buf[160];
+
+	for (unsigned int i = 0; i < sizeof(decide_fns) / sizeof(decide_fns[0]); i++) {
+		snprintf(buf, sizeof(buf), TRACEFS "events/kprobes/" DECIDE_EVENT "%u/enable", i);
+		write_quiet(buf, "0", O_TRUNC);
+		snprintf(buf, sizeof(buf), "-:" DECIDE_EVENT "%u\n", i);
+		write_quiet(TRACEFS "kprobe_events", buf, O_APPEND);
+	}
+}
+
+/* How many decision probes are on now. */
+static int decide_probes_enabled(void)
+{
+	char path[160];
+	int n = 0;
+
+	for (unsigned int i = 0; i < sizeof(decide_fns) / sizeof(decide_fns[0]); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), TRACEFS "events/kprobes/" DECIDE_EVENT "%u/enable", i);
+		f = fopen(path, "r");
+		if (f) {
+			n += fgetc(f) == '1';
+			fclose(f);
+		}
+	}
+	return n;
 }
 
 /* "0-3,8" -> bits */
@@ -134,8 +226,13 @@ static int trace_start(int kb)
 
 	snprintf(buf, sizeof(buf), "%d", kb);
 	if (write_file("tracing_on", "0") || write_file("buffer_size_kb", buf) ||
-	    write_file("trace", "") || write_file("set_event", "") ||
-	    write_file("events/sched/sched_switch/enable", "1") ||
+	    write_file("trace", "") || write_file("set_event", ""))
+		return 1;
+	decide_probes_off();
+	if (decide_probes_on() < (int)(sizeof(decide_fns) / sizeof(decide_fns[0])))
+		fprintf(stderr, "trace: no decision probe on %s: idle snapshots at sched_waking\n",
+			"select_task_rq_{fair,scx}");
+	if (write_file("events/sched/sched_switch/enable", "1") ||
 	    write_file("events/sched/sched_waking/enable", "1") ||
 	    write_file("events/sched/sched_wakeup/enable", "1") ||
 	    write_file("events/sched/sched_wakeup_new/enable", "1") ||
@@ -199,12 +296,13 @@ static int comm_match(const char *comm, const char *prefix)
 
 struct counts {
 	long wakeups, idle_core, missed_core, idle_cpu, missed_cpu, stacked, nr_idle;
-	long switches, events, lost_snapshots, no_decision;
+	long switches, events, lost_snapshots, no_decision, probed;
 };
 
-static void classify(struct counts *k, const unsigned long long *idle, int from, int to)
+/* One wakeup judged in @dec's LLC (the decision's: target's); @to: where it went. */
+static void classify(struct counts *k, const unsigned long long *idle, int dec, int to)
 {
-	const unsigned long long *llc = llc_bits[from >= 0 && from < nr_cpus ? from : to];
+	const unsigned long long *llc = llc_bits[dec >= 0 && dec < nr_cpus ? dec : to];
 	int core_exists = 0, cpu_exists = 0, nr_idle = 0, chosen_core_idle = 1;
 
 	for (int c = 0; c < nr_cpus; c++) {
@@ -251,6 +349,8 @@ static int trace_stop(const char *prefix)
 	long moved = 0;
 	long lost = 0;
 	FILE *f;
+
+	int probes = decide_probes_enabled();
 
 	if (write_file("tracing_on", "0"))
 		return 1;
@@ -327,7 +427,7 @@ static int trace_stop(const char *prefix)
 			if (next > 0 && next < MAX_PID)
 				on_rq[next] = 1;
 			if (next > 0 && next < MAX_PID && pend[next].decided >= 0) {
-				classify(&kr, pend[next].idle, task_cpu_of[next], cpu);
+				classify(&kr, pend[next].idle, pend[next].decided, cpu);
 				moved += cpu != pend[next].decided;
 				pend[next].decided = -1;
 			}
@@ -345,6 +445,8 @@ static int trace_stop(const char *prefix)
 			char *comm = strstr(ev, "comm=");
 			long from = field(ev, " target_cpu=");
 
+			int waker = atoi(br + 1);
+
 			pid = field(ev, " pid=");
 			if (pid <= 0 || pid >= MAX_PID)
 				continue;
@@ -352,7 +454,11 @@ static int trace_stop(const char *prefix)
 				memcpy(pend[pid].idle, idle, sizeof(idle));
 				pend[pid].waking = 1;
 				pend[pid].no_decision = on_rq[pid];
+				pend[pid].probed = 0;
 			}
+			/* every task's: the next decision on this CPU is this wakeup's */
+			if (waker >= 0 && waker < T_MAX_CPUS)
+				waking_on[waker] = pid;
 			/* until a migration says otherwise, the task lands where it was */
 			pend[pid].held = -1;
 			if (from >= 0 && from < nr_cpus) {
@@ -361,6 +467,26 @@ static int trace_stop(const char *prefix)
 				pend[pid].held_seq = switch_seq[from];
 				idle[from / 64] &= ~(1ULL << (from % 64));
 			}
+		} else if ((ev = strstr(line, ": " DECIDE_EVENT))) {
+			/* the decision, on the waker's CPU, for the task whose waking it sent last */
+			int waker = atoi(br + 1), h;
+			long to = field(ev, " cpu=");
+
+			/* a fork's or an exec's decision (wake_up_new_task, sched_exec) is no wakeup */
+			if (!strstr(ev, "try_to_wake_up"))
+				continue;
+			if (waker < 0 || waker >= T_MAX_CPUS || !(pid = waking_on[waker]))
+				continue;
+			waking_on[waker] = 0;
+			if (!pend[pid].waking)
+				continue;
+			memcpy(pend[pid].idle, idle, sizeof(idle));
+			/* its own hold on its old CPU is not a task there */
+			h = pend[pid].held;
+			if (h >= 0 && pend[pid].held_was_idle && switch_seq[h] == pend[pid].held_seq)
+				pend[pid].idle[h / 64] |= 1ULL << (h % 64);
+			pend[pid].probed = 1;
+			pend[pid].probed_cpu = to;
 		} else if ((ev = strstr(line, ": sched_migrate_task: "))) {
 			long to = field(ev, " dest_cpu="), h;
 
@@ -395,18 +521,22 @@ static int trace_stop(const char *prefix)
 				pend[pid].held = -1;
 			if (!comm || pid <= 0 || pid >= MAX_PID || !comm_match(comm + 5, prefix))
 				continue;
-			if (pend[pid].waking && pend[pid].no_decision) {
+			if (pend[pid].waking && (probes ? !pend[pid].probed : pend[pid].no_decision)) {
 				pend[pid].waking = 0;
 				k.no_decision++;
 				continue;
 			}
 			pend[pid].woke_ns = parse_ts(line, ev);
+			if (pend[pid].probed && pend[pid].probed_cpu >= 0 &&
+			    pend[pid].probed_cpu < nr_cpus)
+				to = pend[pid].probed_cpu;
 			if (!pend[pid].waking || to < 0 || to >= nr_cpus) {
 				k.lost_snapshots++;
 				continue;
 			}
 			pend[pid].waking = 0;
-			classify(&k, pend[pid].idle, task_cpu_of[pid], to);
+			k.probed += pend[pid].probed;
+			classify(&k, pend[pid].idle, to, to);
 			pend[pid].decided = to;
 		}
 	}
@@ -418,7 +548,8 @@ static int trace_stop(const char *prefix)
 	       "idle_core_existed=%ld idle_cpu_existed=%ld switches=%ld events=%ld "
 	       "lost_events=%ld unpaired=%ld no_decision=%ld ran_wakeups=%ld "
 	       "ran_missed_idle_core_per_1k=%.1f ran_missed_idle_cpu_per_1k=%.1f "
-	       "ran_stacked_per_1k=%.1f ran_moved_per_1k=%.1f\n",
+	       "ran_stacked_per_1k=%.1f ran_moved_per_1k=%.1f decision_probe=%d "
+	       "snapshot_at_decision=%ld\n",
 	       prefix, nlat, pctl(lat, nlat, 0.50), pctl(lat, nlat, 0.90), pctl(lat, nlat, 0.99),
 	       pctl(lat, nlat, 0.999), nlat ? lat[nlat - 1] / 1000.0 : 0, k.wakeups,
 	       per_1k(k.missed_core, k.wakeups), per_1k(k.missed_cpu, k.wakeups),
@@ -426,8 +557,9 @@ static int trace_stop(const char *prefix)
 	       k.idle_core, k.idle_cpu, k.switches, k.events, lost, k.lost_snapshots,
 	       k.no_decision, kr.wakeups, per_1k(kr.missed_core, kr.wakeups),
 	       per_1k(kr.missed_cpu, kr.wakeups), per_1k(kr.stacked, kr.wakeups),
-	       per_1k(moved, kr.wakeups));
+	       per_1k(moved, kr.wakeups), probes, k.probed);
 	write_file("set_event", "");
+	decide_probes_off();
 	write_file("trace", "");
 	return 0;
 }

@@ -632,6 +632,40 @@ bench: suite=cost sched=scx_cosmos run=1 load=8 bpf_all_ns_per_select=16000
     }
 
     #[test]
+    fn ops_table_splits_the_time_by_op() {
+        // two runs of scx_cosmos (no update_idle) and one of sis; init counts as other
+        let out = "\
+bench: suite=cost sched=sis run=1 load=0 bpf_all_ns_per_select=9000 op_select_cpu_ns=7000 op_select_cpu_runs_per_1k=1000 op_dispatch_ns=1500 op_init_ns=500
+bench: suite=cost sched=scx_cosmos run=1 load=0 op_select_cpu_ns=5000 op_dispatch_ns=3000
+bench: suite=cost sched=scx_cosmos run=2 load=0 op_select_cpu_ns=6000 op_dispatch_ns=2000
+";
+        let r = parse(out);
+        let s = vec![
+            "sis".to_string(),
+            "scx_cosmos".to_string(),
+            "eevdf".to_string(),
+        ];
+        let t = ops_table(&r, "cost", &s, &[0]);
+        let row = |name: &str| -> Vec<String> {
+            t.lines()
+                .find(|l| l.starts_with(&format!("{name} ")))
+                .unwrap_or_else(|| panic!("no {name} row in {t}"))
+                .split_whitespace()
+                .map(str::to_string)
+                .collect()
+        };
+        // sched load select_cpu enqueue dispatch runnable running stopping tick update_idle other all
+        assert_eq!(
+            row("sis")[1..],
+            ["0", "7000", "-", "1500", "-", "-", "-", "-", "-", "500", "9000"]
+        );
+        assert_eq!(row("scx_cosmos")[2..5], ["5500", "-", "2500"]);
+        assert_eq!(row("scx_cosmos").last().map(String::as_str), Some("8000"));
+        assert!(!t.contains("eevdf"), "EEVDF has no BPF: {t}");
+        assert!(ops_table(&r, "wakeup", &s, &[0]).is_empty());
+    }
+
+    #[test]
     fn monitor_samples_are_summed() {
         let out = r#"bench-mon: suite=cost sched=sis run=1 load=0 {"prog_run_ns":1000,"prog_run_cnt":10,"scanned":5,"select_cpu":10,"scan_max":3}
 bench-mon: suite=cost sched=sis run=1 load=0 {"prog_run_ns":3000,"prog_run_cnt":10,"scanned":15,"select_cpu":10,"scan_max":7}
