@@ -227,6 +227,12 @@ static __always_inline bool available_idle_cpu(const struct cpumask *idle, s32 c
 	return valid_cpu(cpu) && bpf_cpumask_test_cpu(cpu, idle);
 }
 
+/* The overloaded hint of @cpu's LLC (see set_overloaded); an unknown CPU's is always set. */
+static __always_inline bool llc_overloaded(s32 cpu)
+{
+	return !known_cpu(cpu) || READ_ONCE(llc_ctxs[LLC_IDX(cpu_llc[CPU_IDX(cpu)])].overloaded);
+}
+
 #include "sis.bpf.h"
 #include "quality.bpf.h"
 #include "queue.bpf.h"
@@ -239,7 +245,7 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	u32 step = STAT_FALLBACK, scanned = 0;
 	struct sis_truth truth = {};
 	bool classify;
-	s32 target, cpu;
+	s32 target = prev_cpu, cpu;
 	struct sis_ctl *feats;
 	u64 idx;
 
@@ -262,8 +268,6 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		cpu = find_idlest_cpu(p, prev_cpu, idle, &step);
 	} else {
 		target = wake_affine(p, prev_cpu, wake_flags, idle, feats);
-		if (target != prev_cpu)
-			stat_inc(STAT_WAKE_AFFINE);
 		/* the truth in target's LLC, the one select_idle_sibling() searches */
 		if (classify)
 			read_truth(p, target, idle, &truth);
@@ -283,6 +287,8 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		s->cnt[STAT_SELECT]++;
 		if (step < NR_SIS_STATS)
 			s->cnt[step]++;
+		if (target != prev_cpu)
+			s->cnt[STAT_WAKE_AFFINE]++;
 		s->cnt[STAT_SCANNED] += scanned;
 		/*
 		 * Index the histogram through map memory: indexing with `scanned` itself
@@ -379,12 +385,11 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32 my_llc = cpu_llc[CPU_IDX(cpu)], my_node = cpu_node[CPU_IDX(cpu)];
 	u64 cpu_dsq = CPU_DSQ_BASE + cpu, llc_dsq = llc_dsq_of(cpu);
-	bool known = known_cpu(cpu), waiting = true;
+	bool known = known_cpu(cpu), waiting;
 	u32 i, pass;
 
 	/* a CPU the topology does not know has no hint: it always looks at its queues */
-	if (known)
-		waiting = READ_ONCE(llc_ctxs[LLC_IDX(my_llc)].overloaded);
+	waiting = llc_overloaded(cpu);
 	if (keep_prev(prev, cpu_dsq, llc_dsq, waiting))
 		return;
 	if (waiting && balance_own_llc(cpu, my_llc, cpu_dsq, llc_dsq, known))
