@@ -398,8 +398,9 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
         .timeout
         .max(std::time::Duration::from_secs(plan.timeout_s()));
     let mode = if cfg.tcg_multi { "multi" } else { "single" };
+    let qemu = vm::qemu_version().map_or("?".into(), |(a, b)| format!("{a}.{b}"));
     let header = format!(
-        "{} guest ({cpus} vCPUs), kernel {}, TCG thread={mode}, {} run(s) x {} s{}, order --seed {}, {}",
+        "{} guest ({cpus} vCPUs), kernel {}, qemu {qemu} TCG thread={mode}, {} run(s) x {} s{}, order --seed {}, {}",
         o.guest.topology,
         cfg.kernel.version,
         plan.runs,
