@@ -9,6 +9,10 @@
  *   sis-probe trace stop PREFIX    disable, read the trace, print one `trace:` line
  *                                  for the tasks whose comm starts with PREFIX
  *                                  (`-` means every task)
+ *   sis-probe trace replay FILE PREFIX CPUS:LLC:SMT
+ *                                  the same from a saved trace, on a made-up topology
+ *                                  (CPUS CPUs, LLCs of LLC consecutive CPUs, cores of
+ *                                  SMT), decision probes assumed on: the tracer's test
  *
  * Placement quality, as scx_sis counts it in select_cpu: the decision is the return
  * of the scheduling class's select_task_rq (select_task_rq_fair, select_task_rq_scx),
@@ -338,7 +342,8 @@ static double per_1k(long n, long d)
 	return d ? 1000.0 * n / d : 0;
 }
 
-static int trace_stop(const char *prefix)
+/* Replay a trace (tracefs's text) and print the `trace:` line; @probes: decision probes were on. */
+static int replay(FILE *f, const char *prefix, int probes)
 {
 	static char line[4096];
 	unsigned long long idle[T_WORDS] = {};
@@ -348,13 +353,7 @@ static int trace_stop(const char *prefix)
 	struct counts k = {}, kr = {};
 	long moved = 0;
 	long lost = 0;
-	FILE *f;
 
-	int probes = decide_probes_enabled();
-
-	if (write_file("tracing_on", "0"))
-		return 1;
-	read_topology();
 	pend = calloc(MAX_PID, sizeof(*pend));
 	task_cpu_of = malloc(MAX_PID * sizeof(*task_cpu_of));
 	on_rq = calloc(MAX_PID, 1);
@@ -368,11 +367,6 @@ static int trace_stop(const char *prefix)
 	/* pass 1: a CPU's state before its first switch is that switch's prev side */
 	for (int c = 0; c < nr_cpus; c++)
 		idle[c / 64] |= 1ULL << (c % 64);
-	f = fopen(TRACEFS "trace", "r");
-	if (!f) {
-		perror("trace: " TRACEFS "trace");
-		return 1;
-	}
 	while (fgets(line, sizeof(line), f)) {
 		char *ev = strstr(line, ": sched_switch: ");
 		char *br = strchr(line, '[');
@@ -540,7 +534,6 @@ static int trace_stop(const char *prefix)
 			pend[pid].decided = to;
 		}
 	}
-	fclose(f);
 	qsort(lat, nlat, sizeof(*lat), cmp_ll);
 	printf("trace: comm=%s wakeups=%ld lat_p50_us=%.1f lat_p90_us=%.1f lat_p99_us=%.1f "
 	       "lat_p999_us=%.1f lat_max_us=%.1f q_wakeups=%ld missed_idle_core_per_1k=%.1f "
@@ -558,10 +551,67 @@ static int trace_stop(const char *prefix)
 	       k.no_decision, kr.wakeups, per_1k(kr.missed_core, kr.wakeups),
 	       per_1k(kr.missed_cpu, kr.wakeups), per_1k(kr.stacked, kr.wakeups),
 	       per_1k(moved, kr.wakeups), probes, k.probed);
+	free(lat);
+	free(pend);
+	free(task_cpu_of);
+	free(on_rq);
+	return 0;
+}
+
+static int trace_stop(const char *prefix)
+{
+	int probes = decide_probes_enabled(), ret;
+	FILE *f;
+
+	if (write_file("tracing_on", "0"))
+		return 1;
+	read_topology();
+	f = fopen(TRACEFS "trace", "r");
+	if (!f) {
+		perror("trace: " TRACEFS "trace");
+		return 1;
+	}
+	ret = replay(f, prefix, probes);
+	fclose(f);
 	write_file("set_event", "");
 	decide_probes_off();
 	write_file("trace", "");
+	return ret;
+}
+
+/* A made-up topology for a replay: LLCs of @llc consecutive CPUs, cores of @smt. */
+static int fake_topology(int cpus, int llc, int smt)
+{
+	if (cpus < 1 || cpus > T_MAX_CPUS || llc < 1 || smt < 1)
+		return -1;
+	nr_cpus = cpus;
+	for (int c = 0; c < cpus; c++)
+		for (int o = 0; o < cpus; o++) {
+			if (o / llc == c / llc)
+				llc_bits[c][o / 64] |= 1ULL << (o % 64);
+			if (o / smt == c / smt)
+				core_bits[c][o / 64] |= 1ULL << (o % 64);
+		}
 	return 0;
+}
+
+static int trace_replay(const char *path, const char *prefix, const char *topo)
+{
+	int cpus, llc, smt, ret;
+	FILE *f;
+
+	if (sscanf(topo, "%d:%d:%d", &cpus, &llc, &smt) != 3 || fake_topology(cpus, llc, smt)) {
+		fprintf(stderr, "trace: topology '%s' is not CPUS:LLC:SMT\n", topo);
+		return 2;
+	}
+	f = fopen(path, "r");
+	if (!f) {
+		perror(path);
+		return 1;
+	}
+	ret = replay(f, prefix, 1);
+	fclose(f);
+	return ret;
 }
 
 int trace_main(int argc, char **argv)
@@ -570,6 +620,9 @@ int trace_main(int argc, char **argv)
 		return trace_start(argc >= 4 ? atoi(argv[3]) : 16384);
 	if (argc == 4 && !strcmp(argv[2], "stop"))
 		return trace_stop(argv[3]);
-	fprintf(stderr, "usage: sis-probe trace start [KB] | trace stop COMM-PREFIX|-\n");
+	if (argc == 6 && !strcmp(argv[2], "replay"))
+		return trace_replay(argv[3], argv[4], argv[5]);
+	fprintf(stderr, "usage: sis-probe trace start [KB] | trace stop COMM-PREFIX|- | "
+			"trace replay FILE COMM-PREFIX|- CPUS:LLC:SMT\n");
 	return 2;
 }

@@ -278,3 +278,48 @@ fn run_cmd(o: RunOpts) -> Result<i32> {
     let script = format!("sh /tests/demo.sh {} {}", o.secs, args);
     vm_exit(&cfg, &script)
 }
+
+#[cfg(test)]
+mod probe_tests {
+    use std::process::Command;
+
+    /// The tracer replayed on a made-up trace (tests/guest/testdata/trace-decision.txt
+    /// says what each wakeup is for): the idle snapshot is the decision's, not
+    /// sched_waking's; a wakeup with no decision probe is no_decision; another task's
+    /// decision on the same CPU is not taken for a waiting one.
+    #[test]
+    fn tracer_judges_at_the_decision() {
+        let root = crate::repo_root();
+        let dir = crate::vm::tempdir("xtask-probe-test").expect("tempdir");
+        let bin = dir.join("sis-probe");
+        let st = Command::new("cc")
+            .args(["-O1", "-pthread", "-o"])
+            .arg(&bin)
+            .arg(root.join("tests/guest/probe.c"))
+            .arg(root.join("tests/guest/trace.c"))
+            .status()
+            .expect("running cc");
+        assert!(st.success(), "building sis-probe failed");
+        let out = Command::new(&bin)
+            .args(["trace", "replay"])
+            .arg(root.join("tests/guest/testdata/trace-decision.txt"))
+            .args(["sis-worker", "8:8:2"])
+            .output()
+            .expect("running sis-probe trace replay");
+        let _ = std::fs::remove_dir_all(&dir);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let kv = crate::bench::parse::kv(&text);
+        for (k, v) in [
+            ("q_wakeups", "2"),
+            ("no_decision", "2"),
+            ("snapshot_at_decision", "2"),
+            ("idle_core_existed", "0"),
+            ("missed_idle_core_per_1k", "0.0"),
+            ("idle_cpu_existed", "2"),
+            ("missed_idle_cpu_per_1k", "500.0"),
+            ("stacked_per_1k", "500.0"),
+        ] {
+            assert_eq!(kv.get(k), Some(&v), "{k} in {text}");
+        }
+    }
+}

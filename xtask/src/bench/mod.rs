@@ -4,7 +4,7 @@
 //! threads (value per run, average, ratio to the first configuration), CSV, JSON and
 //! one SVG plot per suite under target/bench/.
 
-mod parse;
+pub mod parse;
 mod plot;
 mod report;
 mod stats;

@@ -106,6 +106,16 @@ pub const SUITES: &[Suite] = &[
                 false,
             ),
             m(
+                "sis_missed_idle_cpu_per_1k",
+                "missed an idle CPU /1000 (scx_sis's own count)",
+                false,
+            ),
+            m(
+                "sis_stacked_per_1k",
+                "stacked on a busy CPU /1000 (scx_sis's own count)",
+                false,
+            ),
+            m(
                 "ran_missed_idle_core_per_1k",
                 "missed an idle core /1000, by where the task first ran (trace)",
                 false,
@@ -122,7 +132,7 @@ pub const SUITES: &[Suite] = &[
             ),
             m(
                 "no_decision",
-                "wakeups with no placement decision (task still queued; trace)",
+                "wakeups with no placement decision (no select_task_rq return; trace)",
                 false,
             ),
         ],
