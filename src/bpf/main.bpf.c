@@ -392,8 +392,12 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	waiting = llc_overloaded(cpu);
 	if (keep_prev(prev, cpu_dsq, llc_dsq, waiting))
 		return;
-	if (waiting && balance_own_llc(cpu, my_llc, cpu_dsq, llc_dsq, known))
+	if (waiting) {
+		if (balance_own_llc(cpu, my_llc, cpu_dsq, llc_dsq, known))
+			return;
+	} else if (own_queues(cpu, cpu_dsq, llc_dsq)) {
 		return;
+	}
 	/* other LLCs: of our NUMA node first, then the rest; shared DSQ, then CPU queues */
 	bpf_for(pass, 0, 2) {
 		bpf_for(i, 0, nr_llcs) {

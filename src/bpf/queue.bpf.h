@@ -90,22 +90,22 @@ static __always_inline void clear_overloaded(u32 *hint)
  * ops.dispatch runs while prev is still current and not yet queued, so the queues
  * hold only the others: prev goes on (charged, slice refilled) when its vtime would
  * still be the lowest, or else a weighted task would lose its share to FIFO order.
- * @waiting: the LLC's overloaded hint; clear, both queues are empty.
+ * @waiting: the LLC's overloaded hint; clear, the LLC's shared queue is not looked at
+ * (the CPU's own always is: a task that can run nowhere else never rests on a hint).
  */
 static __always_inline bool keep_prev(struct task_struct *prev, u64 cpu_dsq, u64 llc_dsq,
 				      bool waiting)
 {
-	struct task_struct *a = NULL, *b = NULL;
+	struct task_struct *a, *b = NULL;
 	u64 v;
 
 	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
 		return false;
 	/* prev's vtime as ops.enqueue would queue it: charged, then clamped */
 	v = clamp_vtime(charged_vtime(prev));
-	if (waiting) {
-		a = __COMPAT_scx_bpf_dsq_peek(cpu_dsq);
+	a = __COMPAT_scx_bpf_dsq_peek(cpu_dsq);
+	if (waiting)
 		b = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
-	}
 	if ((a && time_after(v, a->scx.dsq_vtime)) || (b && time_after(v, b->scx.dsq_vtime)))
 		return false;
 	prev->scx.dsq_vtime = v;
@@ -226,6 +226,20 @@ found:
 	if (known)
 		WRITE_ONCE(*hint, 1);
 	return true;
+}
+
+/*
+ * The LLC's hint clear: its queues should be empty, but the CPU's own queue and the
+ * LLC's shared one are looked at anyway (two calls, against a scan of every CPU's), so
+ * that no task waits on its own CPU for a hint; one found there sets the hint again.
+ */
+static __always_inline bool own_queues(s32 cpu, u64 cpu_dsq, u64 llc_dsq)
+{
+	if (scx_bpf_dsq_move_to_local(cpu_dsq, 0) || scx_bpf_dsq_move_to_local(llc_dsq, 0)) {
+		set_overloaded(cpu);
+		return true;
+	}
+	return false;
 }
 
 /* Another LLC's queues, for a CPU about to idle: its shared DSQ, then its busiest CPU's. */

@@ -300,12 +300,11 @@ static __always_inline s32 wake_affine(struct task_struct *p, s32 prev_cpu, u64 
 	/*
 	 * A sync waker about to sleep, alone on its CPU and not exiting. differs: "alone"
 	 * is nothing queued for this CPU (its local and own per-CPU DSQ), fair.c's
-	 * nr_running == 1; tasks in the shared LLC DSQ belong to no CPU yet. The LLC's
-	 * overloaded hint clear, the per-CPU DSQ is empty without a look.
+	 * nr_running == 1; tasks in the shared LLC DSQ belong to no CPU yet.
 	 */
 	if ((wake_flags & SCX_WAKE_SYNC) && !waker_exiting() &&
 	    scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | this_cpu) == 0 &&
-	    (!llc_overloaded(this_cpu) || scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + this_cpu) == 0))
+	    scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + this_cpu) == 0)
 		return this_cpu;
 	return prev_cpu;
 }
