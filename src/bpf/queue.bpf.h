@@ -69,9 +69,10 @@ static __always_inline bool cpu_dsq_first(u64 cpu_dsq, u64 llc_dsq)
  * fair.c's rd->overloaded, kept per LLC: set after a task is queued on a CPU of the LLC
  * or on its shared DSQ; a balance clears it before it looks (a full barrier, so a queue
  * filled meanwhile sets it again) and sets it again when it saw any task still waiting.
- * So it is never clear while a task waits in the LLC, and a CPU about to idle passes an
- * LLC with a clear hint without a look. The write is unconditional: a test first could
- * read the hint before this CPU's queueing is visible and lose it to a clear.
+ * So it is never clear while a task waits in the LLC, and a CPU about to idle passes the
+ * CPU queues of an LLC with a clear hint without a look (its own, and its LLC's shared
+ * queue, it reads anyway: see own_queues). The write is unconditional: a test first
+ * could read the hint before this CPU's queueing is visible and lose it to a clear.
  */
 static __always_inline void set_overloaded(s32 cpu)
 {
