@@ -47,10 +47,16 @@ start_sched() {
 	eevdf) [ "$(state)" = disabled ] ;;
 	eevdf:*) [ "$(state)" = disabled ] && set_kfeats "$1" ;;
 	sis*)
-		f=${1#sis}; f=${f#:}; set -- "$1" "$2" -f "$(echo "$f" | tr + ,)"
-		[ "$2" = placement ] && set -- "$@" --quality-comm sis-worker
-		# latency and throughput are timed without the classification's extra work
-		[ "$2" != placement ] && set -- "$@" --no-quality
+		# latency and throughput are timed without the classification's extra work,
+		# unless the spec names QUALITY (sis:QUALITY, sis:NO_X+QUALITY), which puts
+		# it on for the bench's workers in every suite, so its cost can be measured
+		f=+${1#sis}+; f=$(echo "$f" | tr : +)
+		q=--no-quality
+		case $f in *+QUALITY+*) q=--quality-comm; f=$(echo "$f" | sed 's/+QUALITY+/+/') ;; esac
+		[ "$2" = placement ] && q=--quality-comm
+		f=$(echo "$f" | sed 's/^+*//; s/+*$//' | tr + ,)
+		set -- "$1" "$2" -f "$f" $q
+		[ "$q" = --quality-comm ] && set -- "$@" sis-worker
 		shift 2
 		start_sis /tmp/sched.log "$@" ;;
 	*)

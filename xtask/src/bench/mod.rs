@@ -30,7 +30,9 @@ pub struct BenchOpts {
     suite: String,
     /// Configurations, each [LABEL=]SPEC: eevdf (the kernel's own scheduler),
     /// eevdf:NO_X+Y (with the kernel's sched features switched for the run, restored
-    /// after), sis, sis:NO_X+Y, or a peer sched_ext scheduler from crates.io (scx_cosmos,
+    /// after), sis, sis:NO_X+Y (QUALITY among them: scx_sis's own placement
+    /// classification on in every suite, not only in placement), or a peer sched_ext
+    /// scheduler from crates.io (scx_cosmos,
     /// scx_bpfland, ...). Default: the preset's, else
     /// eevdf,sis,sis:NO_IDLE_CORE,sis:NO_SIS_UTIL,scx_cosmos.
     #[arg(long)]
