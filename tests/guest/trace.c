@@ -78,21 +78,26 @@ static const char *const decide_fns[] = { "select_task_rq_fair", "select_task_rq
 #define DECIDE_EVENT "sis_decide_"
 
 /*
- * Write @val to a tracefs file, appending with @append (kprobe_events keeps the probes
- * it has). open(2) and write(2): stdio's "a" seeks to the end, which tracefs refuses.
+ * Write @val to @path opened with @flags (O_APPEND keeps kprobe_events' probes):
+ * open(2) and write(2), since stdio's "a" seeks to the end, which tracefs refuses.
  */
+static int write_path(const char *path, const char *val, int flags)
+{
+	int fd = open(path, O_WRONLY | flags);
+	ssize_t n = fd < 0 ? -1 : write(fd, val, strlen(val));
+
+	if (fd >= 0 && close(fd))
+		n = -1;
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+/* A tracefs file, relative to TRACEFS; a failure is reported. */
 static int write_mode(const char *name, const char *val, int append)
 {
 	char path[256];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), TRACEFS "%s", name);
-	fd = open(path, O_WRONLY | (append ? O_APPEND : O_TRUNC));
-	n = fd < 0 ? -1 : write(fd, val, strlen(val));
-	if (fd >= 0 && close(fd))
-		n = -1;
-	if (n != (ssize_t)strlen(val)) {
+	if (write_path(path, val, append ? O_APPEND : O_TRUNC)) {
 		fprintf(stderr, "trace: writing %s failed: %s\n", path, strerror(errno));
 		return -1;
 	}
@@ -124,19 +129,6 @@ static int decide_probes_on(void)
 	return n;
 }
 
-/* A write that may fail and need not succeed: the probe is off, or does not exist. */
-static void write_quiet(const char *path, const char *val, int flags)
-{
-	int fd = open(path, O_WRONLY | flags);
-	ssize_t n;
-
-	if (fd < 0)
-		return;
-	n = write(fd, val, strlen(val));
-	(void)n;
-	close(fd);
-}
-
 /* Remove the decision probes (a first start, a kernel without them: nothing to do). */
 static void decide_probes_off(void)
 {
@@ -144,9 +136,10 @@ static void decide_probes_off(void)
 
 	for (unsigned int i = 0; i < sizeof(decide_fns) / sizeof(decide_fns[0]); i++) {
 		snprintf(buf, sizeof(buf), TRACEFS "events/kprobes/" DECIDE_EVENT "%u/enable", i);
-		write_quiet(buf, "0", O_TRUNC);
+		/* either may fail: the probe is off already, or does not exist */
+		(void)write_path(buf, "0", O_TRUNC);
 		snprintf(buf, sizeof(buf), "-:" DECIDE_EVENT "%u\n", i);
-		write_quiet(TRACEFS "kprobe_events", buf, O_APPEND);
+		(void)write_path(TRACEFS "kprobe_events", buf, O_APPEND);
 	}
 }
 
