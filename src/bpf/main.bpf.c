@@ -376,9 +376,10 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 
 /*
  * Our queues first; then, about to go idle, sched_balance_newidle(): pull from a
- * sibling, the LLC, the node's other LLCs, then the rest of the machine. An LLC whose
- * overloaded hint is clear has nothing waiting and is passed over, as fair.c's newidle
- * balance does nothing while rd->overloaded is clear.
+ * sibling, the LLC, the node's other LLCs, then the rest of the machine. The CPU queues
+ * of an LLC whose overloaded hint is clear are passed over, as fair.c's newidle balance
+ * does nothing while rd->overloaded is clear (a CPU's own queue and its LLC's shared one
+ * are read whatever the hint says: own_queues).
  * differs: no avg_idle / max_newidle_lb_cost gate: a CPU about to idle always looks.
  */
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
