@@ -216,15 +216,34 @@ static __always_inline s32 sibling(s32 cpu, u32 i)
 	return core_cpus[CPU_IDX(core_off[CPU_IDX(cpu_core[CPU_IDX(cpu)])] + i)];
 }
 
+/*
+ * cpumask_test_cpu() read inline: every wakeup tests a handful of bits, and a kfunc
+ * call apiece was a measurable part of select_cpu's cost. The verifier takes only
+ * constant offsets into a kernel cpumask, hence the unrolled walk to @cpu's word.
+ */
+static __always_inline bool test_cpu(const struct cpumask *mask, s32 cpu)
+{
+	u32 w = (u32)cpu / 64, i;
+
+	if (!valid_cpu(cpu))
+		return false;
+#pragma unroll
+	for (i = 0; i < MAX_CPUS / 64; i++) {
+		if (i == w)
+			return (mask->bits[i] >> ((u32)cpu & 63)) & 1;
+	}
+	return bpf_cpumask_test_cpu(cpu, mask);
+}
+
 static __always_inline bool allowed(struct task_struct *p, s32 cpu)
 {
-	return valid_cpu(cpu) && bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
+	return test_cpu(p->cpus_ptr, cpu);
 }
 
 /* available_idle_cpu(); differs: the built-in idle mask, no sched_idle_cpu() (SCHED_IDLE is fair-only). */
 static __always_inline bool available_idle_cpu(const struct cpumask *idle, s32 cpu)
 {
-	return valid_cpu(cpu) && bpf_cpumask_test_cpu(cpu, idle);
+	return test_cpu(idle, cpu);
 }
 
 /* The overloaded hint of @cpu's LLC (see set_overloaded); an unknown CPU's is always set. */

@@ -31,7 +31,7 @@ static __always_inline s32 claim_in_llc(struct task_struct *p, u32 llc,
 	bpf_for(i, 0, nr) {
 		s32 c = llc_cpus[CPU_IDX(off + i)];
 
-		if (!allowed(p, c) || !bpf_cpumask_test_cpu(c, mask))
+		if (!allowed(p, c) || !test_cpu(mask, c))
 			continue;
 		if (count_lost ? claim(c) : scx_bpf_test_and_clear_cpu_idle(c))
 			return c;
