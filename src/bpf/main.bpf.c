@@ -462,6 +462,8 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 
 	if (!valid_cpu(cpu) || scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + cpu) <= 0)
 		return;
+	/* seen queued after the insert: a hint cleared before it is set again (set_overloaded) */
+	set_overloaded(cpu);
 	head = __COMPAT_scx_bpf_dsq_peek(CPU_DSQ_BASE + cpu);
 	if (!head || head->nr_cpus_allowed == 1)
 		return;

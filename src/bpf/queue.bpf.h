@@ -66,13 +66,16 @@ static __always_inline bool cpu_dsq_first(u64 cpu_dsq, u64 llc_dsq)
 }
 
 /*
- * fair.c's rd->overloaded, kept per LLC: set after a task is queued on a CPU of the LLC
- * or on its shared DSQ; a balance clears it before it looks (a full barrier, so a queue
- * filled meanwhile sets it again) and sets it again when it saw any task still waiting.
- * So it is never clear while a task waits in the LLC, and a CPU about to idle passes the
- * CPU queues of an LLC with a clear hint without a look (its own, and its LLC's shared
- * queue, it reads anyway: see own_queues). The write is unconditional: a test first
- * could read the hint before this CPU's queueing is visible and lose it to a clear.
+ * fair.c's rd->overloaded, kept per LLC: set when ops.enqueue queues a task on a CPU
+ * of the LLC or on its shared DSQ; a balance clears it before it looks (a full barrier)
+ * and sets it again when it saw a task still waiting. A hint, not a guarantee: the
+ * kernel commits ops.enqueue's insert after the program returns, so a balance between
+ * our set and that insert finds the queue empty and leaves the hint clear over a
+ * queued task. Hence only the pulls from other CPUs' queues rest on it (such a task is
+ * pulled late, never lost: its tick sets the hint again, sis_tick); a CPU's own queue
+ * and its LLC's shared one are read whatever the hint says (own_queues). A version that
+ * let the hint hide those stranded a pinned task on an idle CPU (placement suite).
+ * The write is unconditional: a test first could lose it to a concurrent clear.
  */
 static __always_inline void set_overloaded(s32 cpu)
 {
