@@ -46,17 +46,35 @@
 #include <string.h>
 #include <unistd.h>
 
-#define T_MAX_CPUS 256
-#define T_WORDS (T_MAX_CPUS / 64)
 #define TRACEFS "/sys/kernel/tracing/"
 #define MAX_PID (1 << 22)
 
-static int nr_cpus;
-static unsigned long long llc_bits[T_MAX_CPUS][T_WORDS];  /* by CPU: its LLC's CPUs */
-static unsigned long long core_bits[T_MAX_CPUS][T_WORDS]; /* by CPU: its siblings */
+/*
+ * CPU sets are bitmaps of `words` 64-bit words, sized for the machine's (or the
+ * replay's) CPU count at start: any CPU number is judged, none is dropped.
+ */
+static int nr_cpus, words;
+static unsigned long long *llc_bits;  /* nr_cpus rows: each CPU's LLC's CPUs */
+static unsigned long long *core_bits; /* nr_cpus rows: each CPU's siblings */
+static unsigned long long *snaps;     /* MAX_PID rows: pending[pid]'s idle snapshot */
+
+/* Row @i of a bitmap table. */
+static unsigned long long *row(unsigned long long *table, long i)
+{
+	return table + (size_t)i * words;
+}
+
+static void set_bit(unsigned long long *b, int c)
+{
+	b[c / 64] |= 1ULL << (c % 64);
+}
+
+static void clear_bit(unsigned long long *b, int c)
+{
+	b[c / 64] &= ~(1ULL << (c % 64));
+}
 
 struct pending {
-	unsigned long long idle[T_WORDS]; /* idle CPUs at the decision (or sched_waking) */
 	int probed;			  /* the decision probe fired for this wakeup */
 	int probed_cpu;			  /* ... and the CPU it returned */
 	long long woke_ns;		  /* sched_wakeup time; 0: none pending */
@@ -68,10 +86,22 @@ struct pending {
 	long held_seq;			  /* ... and its switch count then */
 };
 static struct pending *pend;
-static short *task_cpu_of;	/* last CPU a task was switched out of, -1 unknown */
+static int *task_cpu_of;	/* last CPU a task was switched out of, -1 unknown */
 static char *on_rq;		/* 1: running, or switched out still runnable */
-static long switch_seq[T_MAX_CPUS]; /* sched_switch events seen per CPU */
-static long waking_on[T_MAX_CPUS];  /* pid whose sched_waking this CPU sent last, or 0 */
+static long *switch_seq;	/* by CPU: sched_switch events seen */
+static long *waking_on;		/* by CPU: pid whose sched_waking it sent last, or 0 */
+
+/* The per-CPU tables for @cpus CPUs (zeroed); 0 on success. */
+static int alloc_cpus(int cpus)
+{
+	nr_cpus = cpus;
+	words = (cpus + 63) / 64;
+	llc_bits = calloc((size_t)cpus * words, sizeof(*llc_bits));
+	core_bits = calloc((size_t)cpus * words, sizeof(*core_bits));
+	switch_seq = calloc(cpus, sizeof(*switch_seq));
+	waking_on = calloc(cpus, sizeof(*waking_on));
+	return llc_bits && core_bits && switch_seq && waking_on ? 0 : -1;
+}
 
 /* select_task_rq's return, for the classes whose wakeups we judge */
 static const char *const decide_fns[] = { "select_task_rq_fair", "select_task_rq_scx" };
@@ -173,8 +203,8 @@ static void parse_list(const char *s, unsigned long long *bits)
 			break;
 		if (*end == '-')
 			b = strtol(end + 1, &end, 10);
-		for (long c = a; c <= b && c < T_MAX_CPUS; c++)
-			bits[c / 64] |= 1ULL << (c % 64);
+		for (long c = a; c <= b && c < nr_cpus; c++)
+			set_bit(bits, c);
 		s = *end == ',' ? end + 1 : end;
 	}
 }
@@ -195,31 +225,33 @@ static int read_list(const char *fmt, int cpu, unsigned long long *bits)
 	return 0;
 }
 
-static void read_topology(void)
+static int read_topology(void)
 {
-	nr_cpus = sysconf(_SC_NPROCESSORS_CONF);
-	if (nr_cpus > T_MAX_CPUS)
-		nr_cpus = T_MAX_CPUS;
+	if (alloc_cpus(sysconf(_SC_NPROCESSORS_CONF)))
+		return -1;
 	for (int c = 0; c < nr_cpus; c++) {
 		if (read_list("/sys/devices/system/cpu/cpu%d/cache/index3/shared_cpu_list", c,
-			      llc_bits[c]))
+			      row(llc_bits, c)))
 			for (int i = 0; i < nr_cpus; i++)
-				llc_bits[c][i / 64] |= 1ULL << (i % 64);
+				set_bit(row(llc_bits, c), i);
 		if (read_list("/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c,
-			      core_bits[c]))
-			core_bits[c][c / 64] |= 1ULL << (c % 64);
+			      row(core_bits, c)))
+			set_bit(row(core_bits, c), c);
 	}
+	return 0;
 }
 
 static int bit(const unsigned long long *b, int c)
 {
-	return c >= 0 && c < T_MAX_CPUS && (b[c / 64] >> (c % 64)) & 1;
+	return c >= 0 && c < nr_cpus && (b[c / 64] >> (c % 64)) & 1;
 }
 
 static int trace_start(int kb)
 {
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t setsize = CPU_ALLOC_SIZE(ncpu);
+	cpu_set_t *set;
 	char buf[32];
-	cpu_set_t set;
 
 	snprintf(buf, sizeof(buf), "%d", kb);
 	if (write_file("tracing_on", "0") || write_file("buffer_size_kb", buf) ||
@@ -237,12 +269,14 @@ static int trace_start(int kb)
 	    write_file("tracing_on", "1"))
 		return 1;
 	/* a switch on every CPU, so that each one's idle state is known from the start */
-	for (int c = 0; c < sysconf(_SC_NPROCESSORS_ONLN); c++) {
-		CPU_ZERO(&set);
-		CPU_SET(c, &set);
-		if (!sched_setaffinity(0, sizeof(set), &set))
+	set = CPU_ALLOC(ncpu);
+	for (long c = 0; set && c < ncpu; c++) {
+		CPU_ZERO_S(setsize, set);
+		CPU_SET_S(c, setsize, set);
+		if (!sched_setaffinity(0, setsize, set))
 			sched_yield();
 	}
+	CPU_FREE(set);
 	return 0;
 }
 
@@ -299,7 +333,7 @@ struct counts {
 /* One wakeup judged in @dec's LLC (the decision's: target's); @to: where it went. */
 static void classify(struct counts *k, const unsigned long long *idle, int dec, int to)
 {
-	const unsigned long long *llc = llc_bits[dec >= 0 && dec < nr_cpus ? dec : to];
+	const unsigned long long *llc = row(llc_bits, dec >= 0 && dec < nr_cpus ? dec : to);
 	int core_exists = 0, cpu_exists = 0, nr_idle = 0, chosen_core_idle = 1;
 
 	for (int c = 0; c < nr_cpus; c++) {
@@ -310,12 +344,12 @@ static void classify(struct counts *k, const unsigned long long *idle, int dec, 
 		nr_idle++;
 		cpu_exists = 1;
 		for (int s = 0; s < nr_cpus; s++)
-			if (bit(core_bits[c], s) && !bit(idle, s))
+			if (bit(row(core_bits, c), s) && !bit(idle, s))
 				whole = 0;
 		core_exists |= whole;
 	}
 	for (int s = 0; s < nr_cpus; s++)
-		if (bit(core_bits[to], s) && !bit(idle, s))
+		if (bit(row(core_bits, to), s) && !bit(idle, s))
 			chosen_core_idle = 0;
 	k->wakeups++;
 	k->nr_idle += nr_idle;
@@ -339,8 +373,9 @@ static double per_1k(long n, long d)
 static int replay(FILE *f, const char *prefix, int probes)
 {
 	static char line[4096];
-	unsigned long long idle[T_WORDS] = {};
-	int seen[T_MAX_CPUS] = {};
+	unsigned long long *idle = calloc(words, sizeof(*idle));
+	char *seen = calloc(nr_cpus, 1);
+	size_t snap_size = words * sizeof(*idle);
 	long long *lat = NULL;
 	long nlat = 0, cap = 0;
 	struct counts k = {}, kr = {};
@@ -348,9 +383,11 @@ static int replay(FILE *f, const char *prefix, int probes)
 	long lost = 0;
 
 	pend = calloc(MAX_PID, sizeof(*pend));
+	/* untouched rows stay unmapped zero pages: memory for the pids that wake only */
+	snaps = calloc((size_t)MAX_PID * words, sizeof(*snaps));
 	task_cpu_of = malloc(MAX_PID * sizeof(*task_cpu_of));
 	on_rq = calloc(MAX_PID, 1);
-	if (!pend || !task_cpu_of || !on_rq)
+	if (!idle || !seen || !pend || !snaps || !task_cpu_of || !on_rq)
 		return 1;
 	for (long i = 0; i < MAX_PID; i++)
 		task_cpu_of[i] = -1;
@@ -359,7 +396,7 @@ static int replay(FILE *f, const char *prefix, int probes)
 
 	/* pass 1: a CPU's state before its first switch is that switch's prev side */
 	for (int c = 0; c < nr_cpus; c++)
-		idle[c / 64] |= 1ULL << (c % 64);
+		set_bit(idle, c);
 	while (fgets(line, sizeof(line), f)) {
 		char *ev = strstr(line, ": sched_switch: ");
 		char *br = strchr(line, '[');
@@ -380,7 +417,7 @@ static int replay(FILE *f, const char *prefix, int probes)
 			continue;
 		seen[cpu] = 1;
 		if (field(ev, " prev_pid=") != 0)
-			idle[cpu / 64] &= ~(1ULL << (cpu % 64));
+			clear_bit(idle, cpu);
 	}
 	rewind(f);
 
@@ -401,9 +438,9 @@ static int replay(FILE *f, const char *prefix, int probes)
 			k.switches++;
 			switch_seq[cpu]++;
 			if (next == 0)
-				idle[cpu / 64] |= 1ULL << (cpu % 64);
+				set_bit(idle, cpu);
 			else
-				idle[cpu / 64] &= ~(1ULL << (cpu % 64));
+				clear_bit(idle, cpu);
 			if (prev > 0 && prev < MAX_PID) {
 				const char *st = strstr(ev, " prev_state=");
 
@@ -414,7 +451,7 @@ static int replay(FILE *f, const char *prefix, int probes)
 			if (next > 0 && next < MAX_PID)
 				on_rq[next] = 1;
 			if (next > 0 && next < MAX_PID && pend[next].decided >= 0) {
-				classify(&kr, pend[next].idle, pend[next].decided, cpu);
+				classify(&kr, row(snaps, next), pend[next].decided, cpu);
 				moved += cpu != pend[next].decided;
 				pend[next].decided = -1;
 			}
@@ -438,13 +475,13 @@ static int replay(FILE *f, const char *prefix, int probes)
 			if (pid <= 0 || pid >= MAX_PID)
 				continue;
 			if (comm && comm_match(comm + 5, prefix)) {
-				memcpy(pend[pid].idle, idle, sizeof(idle));
+				memcpy(row(snaps, pid), idle, snap_size);
 				pend[pid].waking = 1;
 				pend[pid].no_decision = on_rq[pid];
 				pend[pid].probed = 0;
 			}
 			/* every task's: the next decision on this CPU is this wakeup's */
-			if (waker >= 0 && waker < T_MAX_CPUS)
+			if (waker >= 0 && waker < nr_cpus)
 				waking_on[waker] = pid;
 			/* until a migration says otherwise, the task lands where it was */
 			pend[pid].held = -1;
@@ -452,7 +489,7 @@ static int replay(FILE *f, const char *prefix, int probes)
 				pend[pid].held = from;
 				pend[pid].held_was_idle = bit(idle, from);
 				pend[pid].held_seq = switch_seq[from];
-				idle[from / 64] &= ~(1ULL << (from % 64));
+				clear_bit(idle, from);
 			}
 		} else if ((ev = strstr(line, ": " DECIDE_EVENT))) {
 			/* the decision, on the waker's CPU, for the task whose waking it sent last */
@@ -462,16 +499,16 @@ static int replay(FILE *f, const char *prefix, int probes)
 			/* a fork's or an exec's decision (wake_up_new_task, sched_exec) is no wakeup */
 			if (!strstr(ev, "try_to_wake_up"))
 				continue;
-			if (waker < 0 || waker >= T_MAX_CPUS || !(pid = waking_on[waker]))
+			if (waker < 0 || waker >= nr_cpus || !(pid = waking_on[waker]))
 				continue;
 			waking_on[waker] = 0;
 			if (!pend[pid].waking)
 				continue;
-			memcpy(pend[pid].idle, idle, sizeof(idle));
+			memcpy(row(snaps, pid), idle, snap_size);
 			/* its own hold on its old CPU is not a task there */
 			h = pend[pid].held;
 			if (h >= 0 && pend[pid].held_was_idle && switch_seq[h] == pend[pid].held_seq)
-				pend[pid].idle[h / 64] |= 1ULL << (h % 64);
+				set_bit(row(snaps, pid), h);
 			pend[pid].probed = 1;
 			pend[pid].probed_cpu = to;
 		} else if ((ev = strstr(line, ": sched_migrate_task: "))) {
@@ -485,16 +522,16 @@ static int replay(FILE *f, const char *prefix, int probes)
 				continue;
 			/* the waking task goes elsewhere: give its old CPU back */
 			if (pend[pid].held_was_idle && switch_seq[h] == pend[pid].held_seq)
-				idle[h / 64] |= 1ULL << (h % 64);
+				set_bit(idle, h);
 			pend[pid].held = to;
 			pend[pid].held_was_idle = 0;
-			idle[to / 64] &= ~(1ULL << (to % 64));
+			clear_bit(idle, to);
 		} else if ((ev = strstr(line, ": sched_wakeup_new: "))) {
 			long to = field(ev, " target_cpu=");
 
 			/* a new task is on its way to that CPU: it is no longer idle */
 			if (to >= 0 && to < nr_cpus)
-				idle[to / 64] &= ~(1ULL << (to % 64));
+				clear_bit(idle, to);
 		} else if ((ev = strstr(line, ": sched_wakeup: "))) {
 			char *comm = strstr(ev, "comm=");
 			long to = field(ev, " target_cpu=");
@@ -502,7 +539,7 @@ static int replay(FILE *f, const char *prefix, int probes)
 			/* the classification uses the snapshot from sched_waking; from here on
 			 * the target has a task on its way */
 			if (to >= 0 && to < nr_cpus)
-				idle[to / 64] &= ~(1ULL << (to % 64));
+				clear_bit(idle, to);
 			pid = field(ev, " pid=");
 			if (pid > 0 && pid < MAX_PID)
 				pend[pid].held = -1;
@@ -523,7 +560,7 @@ static int replay(FILE *f, const char *prefix, int probes)
 			}
 			pend[pid].waking = 0;
 			k.probed += pend[pid].probed;
-			classify(&k, pend[pid].idle, to, to);
+			classify(&k, row(snaps, pid), to, to);
 			pend[pid].decided = to;
 		}
 	}
@@ -545,7 +582,10 @@ static int replay(FILE *f, const char *prefix, int probes)
 	       per_1k(kr.missed_cpu, kr.wakeups), per_1k(kr.stacked, kr.wakeups),
 	       per_1k(moved, kr.wakeups), probes, k.probed);
 	free(lat);
+	free(idle);
+	free(seen);
 	free(pend);
+	free(snaps);
 	free(task_cpu_of);
 	free(on_rq);
 	return 0;
@@ -558,7 +598,10 @@ static int trace_stop(const char *prefix)
 
 	if (write_file("tracing_on", "0"))
 		return 1;
-	read_topology();
+	if (read_topology()) {
+		fprintf(stderr, "trace: no memory for %d CPUs' tables\n", nr_cpus);
+		return 1;
+	}
 	f = fopen(TRACEFS "trace", "r");
 	if (!f) {
 		perror("trace: " TRACEFS "trace");
@@ -575,15 +618,14 @@ static int trace_stop(const char *prefix)
 /* A made-up topology for a replay: LLCs of @llc consecutive CPUs, cores of @smt. */
 static int fake_topology(int cpus, int llc, int smt)
 {
-	if (cpus < 1 || cpus > T_MAX_CPUS || llc < 1 || smt < 1)
+	if (cpus < 1 || llc < 1 || smt < 1 || alloc_cpus(cpus))
 		return -1;
-	nr_cpus = cpus;
 	for (int c = 0; c < cpus; c++)
 		for (int o = 0; o < cpus; o++) {
 			if (o / llc == c / llc)
-				llc_bits[c][o / 64] |= 1ULL << (o % 64);
+				set_bit(row(llc_bits, c), o);
 			if (o / smt == c / smt)
-				core_bits[c][o / 64] |= 1ULL << (o % 64);
+				set_bit(row(core_bits, c), o);
 		}
 	return 0;
 }

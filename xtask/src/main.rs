@@ -288,7 +288,48 @@ fn run_cmd(o: RunOpts) -> Result<i32> {
 
 #[cfg(test)]
 mod probe_tests {
+    use std::collections::HashMap;
     use std::process::Command;
+
+    /// What each wakeup of tests/guest/testdata/trace-decision.txt should give.
+    const EXPECTED: [(&str, &str); 8] = [
+        ("q_wakeups", "2"),
+        ("no_decision", "2"),
+        ("snapshot_at_decision", "2"),
+        ("idle_core_existed", "0"),
+        ("missed_idle_core_per_1k", "0.0"),
+        ("idle_cpu_existed", "2"),
+        ("missed_idle_cpu_per_1k", "500.0"),
+        ("stacked_per_1k", "500.0"),
+    ];
+
+    /// `sis-probe trace replay` of @trace (the text) on the made-up topology @topo.
+    fn replay(trace: &str, topo: &str) -> (String, HashMap<String, String>) {
+        let dir = crate::vm::tempdir("xtask-probe-test").expect("tempdir");
+        let bin = dir.join("sis-probe");
+        let file = dir.join("trace.txt");
+        // not build_probe(): a running suite's guests may be reading target/sis-probe
+        crate::compile_probe(&bin, &["-O1"]).expect("building sis-probe");
+        std::fs::write(&file, trace).expect("writing the trace");
+        let out = Command::new(&bin)
+            .args(["trace", "replay"])
+            .arg(&file)
+            .args(["sis-worker", topo])
+            .output()
+            .expect("running sis-probe trace replay");
+        let _ = std::fs::remove_dir_all(&dir);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let kv = crate::bench::parse::kv(&text)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        (text, kv)
+    }
+
+    fn test_trace() -> String {
+        let path = crate::repo_root().join("tests/guest/testdata/trace-decision.txt");
+        std::fs::read_to_string(path).expect("reading the test trace")
+    }
 
     /// The tracer replayed on a made-up trace (tests/guest/testdata/trace-decision.txt
     /// says what each wakeup is for): the idle snapshot is the decision's, not
@@ -296,31 +337,33 @@ mod probe_tests {
     /// decision on the same CPU is not taken for a waiting one.
     #[test]
     fn tracer_judges_at_the_decision() {
-        let root = crate::repo_root();
-        let dir = crate::vm::tempdir("xtask-probe-test").expect("tempdir");
-        let bin = dir.join("sis-probe");
-        // not build_probe(): a running suite's guests may be reading target/sis-probe
-        crate::compile_probe(&bin, &["-O1"]).expect("building sis-probe");
-        let out = Command::new(&bin)
-            .args(["trace", "replay"])
-            .arg(root.join("tests/guest/testdata/trace-decision.txt"))
-            .args(["sis-worker", "8:8:2"])
-            .output()
-            .expect("running sis-probe trace replay");
-        let _ = std::fs::remove_dir_all(&dir);
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        let kv = crate::bench::parse::kv(&text);
-        for (k, v) in [
-            ("q_wakeups", "2"),
-            ("no_decision", "2"),
-            ("snapshot_at_decision", "2"),
-            ("idle_core_existed", "0"),
-            ("missed_idle_core_per_1k", "0.0"),
-            ("idle_cpu_existed", "2"),
-            ("missed_idle_cpu_per_1k", "500.0"),
-            ("stacked_per_1k", "500.0"),
-        ] {
-            assert_eq!(kv.get(k), Some(&v), "{k} in {text}");
+        let (text, kv) = replay(&test_trace(), "8:8:2");
+        for (k, v) in EXPECTED {
+            assert_eq!(kv.get(k).map(String::as_str), Some(v), "{k} in {text}");
         }
+    }
+
+    /// The same trace moved to CPUs 1000-1007 of a 1024-CPU machine (beyond any fixed
+    /// table the tracer once had): the same judgement, no event dropped.
+    #[test]
+    fn tracer_takes_any_cpu_number() {
+        let moved: String = test_trace()
+            .lines()
+            .map(|l| {
+                let mut l = l
+                    .replace("[00", "[100")
+                    .replace("target_cpu=00", "target_cpu=100");
+                if l.contains("sis_decide_") {
+                    l = l.replace(" cpu=", " cpu=100");
+                }
+                l + "\n"
+            })
+            .collect();
+        assert!(moved.contains("[1005]") && moved.contains("cpu=1006"));
+        let (text, kv) = replay(&moved, "1024:8:2");
+        for (k, v) in EXPECTED {
+            assert_eq!(kv.get(k).map(String::as_str), Some(v), "{k} in {text}");
+        }
+        assert_eq!(kv.get("unpaired").map(String::as_str), Some("0"), "{text}");
     }
 }
