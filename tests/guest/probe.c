@@ -29,6 +29,7 @@
  *                                 struct_ops program (any sched_ext scheduler's ops):
  *                                 total ns and runs, select_cpu's, and each op's
  *                                 (op.NAME=NS/RUNS, whatever the program prefix)
+ *   sis-probe opname NAME...      the op bpfstats names each program name after
  *   sis-probe trace ...           the tracefs collector, see trace.c
  */
 #define _GNU_SOURCE
@@ -728,6 +729,18 @@ static int scx_op_of(const char *name)
 	return best;
 }
 
+/* Print NAME=OP for each program name, as bpfstats names them (its unit test). */
+static int opname(int n, char **names)
+{
+	for (int i = 0; i < n; i++) {
+		int op = scx_op_of(names[i]);
+
+		printf("%s%s=%s", i ? " " : "", names[i], op >= 0 ? scx_ops[op] : "other");
+	}
+	printf("\n");
+	return 0;
+}
+
 /*
  * Sum run_time_ns / run_cnt (kernel.bpf_stats_enabled=1) over every struct_ops
  * program: the whole cost of whichever sched_ext scheduler is loaded, and each op's
@@ -813,6 +826,8 @@ int main(int argc, char **argv)
 		return msg(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
 	if (argc == 2 && !strcmp(argv[1], "bpfstats"))
 		return bpfstats();
+	if (argc >= 3 && !strcmp(argv[1], "opname"))
+		return opname(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "trace"))
 		return trace_main(argc, argv);
 	fprintf(stderr, "usage: sis-probe spin CPU | wake N US CPU | pingpong N | "

@@ -289,6 +289,7 @@ fn run_cmd(o: RunOpts) -> Result<i32> {
 #[cfg(test)]
 mod probe_tests {
     use std::collections::HashMap;
+    use std::path::PathBuf;
     use std::process::Command;
 
     /// What each wakeup of tests/guest/testdata/trace-decision.txt should give.
@@ -303,13 +304,19 @@ mod probe_tests {
         ("stacked_per_1k", "500.0"),
     ];
 
-    /// `sis-probe trace replay` of @trace (the text) on the made-up topology @topo.
-    fn replay(trace: &str, topo: &str) -> (String, HashMap<String, String>) {
+    /// A fresh sis-probe in a temporary folder (the caller removes it); not
+    /// build_probe(): a running suite's guests may be reading target/sis-probe.
+    fn probe() -> (PathBuf, PathBuf) {
         let dir = crate::vm::tempdir("xtask-probe-test").expect("tempdir");
         let bin = dir.join("sis-probe");
-        let file = dir.join("trace.txt");
-        // not build_probe(): a running suite's guests may be reading target/sis-probe
         crate::compile_probe(&bin, &["-O1"]).expect("building sis-probe");
+        (dir, bin)
+    }
+
+    /// `sis-probe trace replay` of @trace (the text) on the made-up topology @topo.
+    fn replay(trace: &str, topo: &str) -> (String, HashMap<String, String>) {
+        let (dir, bin) = probe();
+        let file = dir.join("trace.txt");
         std::fs::write(&file, trace).expect("writing the trace");
         let out = Command::new(&bin)
             .args(["trace", "replay"])
@@ -340,6 +347,37 @@ mod probe_tests {
         let (text, kv) = replay(&test_trace(), "8:8:2");
         for (k, v) in EXPECTED {
             assert_eq!(kv.get(k).map(String::as_str), Some(v), "{k} in {text}");
+        }
+    }
+
+    /// bpfstats names each struct_ops program after its op whatever the scheduler's
+    /// prefix, also when the kernel cut the name at 15 characters.
+    #[test]
+    fn bpfstats_names_the_op() {
+        let cases = [
+            ("sis_select_cpu", "select_cpu"),
+            ("cosmos_select_c", "select_cpu"),
+            ("sis_update_idle", "update_idle"),
+            ("sis_init_task", "init_task"),
+            ("sis_init", "init"),
+            ("cosmos_init_tas", "init_task"),
+            ("rusty_cpu_relea", "cpu_release"),
+            ("bpfland_exit", "exit"),
+            ("sis_exit_task", "exit_task"),
+            ("a_b_dispatch", "dispatch"),
+            ("sis_frobnicate", "other"),
+        ];
+        let (dir, bin) = probe();
+        let out = Command::new(&bin)
+            .arg("opname")
+            .args(cases.iter().map(|c| c.0))
+            .output()
+            .expect("running sis-probe opname");
+        let _ = std::fs::remove_dir_all(&dir);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let kv = crate::bench::parse::kv(&text);
+        for (name, op) in cases {
+            assert_eq!(kv.get(name), Some(&op), "{name} in {text}");
         }
     }
 
