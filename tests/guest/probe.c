@@ -419,26 +419,19 @@ static int syncwake(int n, int w, int e, int home)
 	return 0;
 }
 
-/* CPUs of a list like "4-7" or "0,8-11" into @set. */
+int cpu_list_next(const char **s, long *a, long *b);	/* trace.c */
+
+/* CPUs of a list like "4-7" or "0,8-11" into @set; -1 if it is no CPU list. */
 static int parse_cpus(const char *list, cpu_set_t *set)
 {
-	char *end;
+	long a, b;
+	int r;
 
 	CPU_ZERO(set);
-	while (*list) {
-		long a = strtol(list, &end, 10), b = a;
-
-		if (end == list)
-			return -1;
-		if (*end == '-')
-			b = strtol(end + 1, &end, 10);
+	while ((r = cpu_list_next(&list, &a, &b)) > 0)
 		for (long c = a; c <= b && c < CPU_SETSIZE; c++)
 			CPU_SET(c, set);
-		if (*end == ',')
-			end++;
-		list = end;
-	}
-	return 0;
+	return r;
 }
 
 struct hog {

@@ -192,21 +192,34 @@ static int decide_probes_enabled(void)
 	return n;
 }
 
+/*
+ * The next item of a CPU list ("0-3,8", as sysfs and our command lines write them): its
+ * first and last CPU in *a and *b, *s moved past it and its comma. 1: an item; 0: the
+ * end of the list or line; -1: not a CPU list. Shared with probe.c's parse_cpus().
+ */
+int cpu_list_next(const char **s, long *a, long *b)
+{
+	char *end;
+
+	if (!**s || **s == '\n')
+		return 0;
+	*a = *b = strtol(*s, &end, 10);
+	if (end == *s || *a < 0)
+		return -1;
+	if (*end == '-')
+		*b = strtol(end + 1, &end, 10);
+	*s = *end == ',' ? end + 1 : end;
+	return 1;
+}
+
 /* "0-3,8" -> bits */
 static void parse_list(const char *s, unsigned long long *bits)
 {
-	while (*s && *s != '\n') {
-		char *end;
-		long a = strtol(s, &end, 10), b = a;
+	long a, b;
 
-		if (end == s)
-			break;
-		if (*end == '-')
-			b = strtol(end + 1, &end, 10);
+	while (cpu_list_next(&s, &a, &b) > 0)
 		for (long c = a; c <= b && c < nr_cpus; c++)
 			set_bit(bits, c);
-		s = *end == ',' ? end + 1 : end;
-	}
 }
 
 static int read_list(const char *fmt, int cpu, unsigned long long *bits)
