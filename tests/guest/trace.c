@@ -86,7 +86,6 @@ struct pending {
 	long held_seq;			  /* ... and its switch count then */
 };
 static struct pending *pend;
-static int *task_cpu_of;	/* last CPU a task was switched out of, -1 unknown */
 static char *on_rq;		/* 1: running, or switched out still runnable */
 static long *switch_seq;	/* by CPU: sched_switch events seen */
 static long *waking_on;		/* by CPU: pid whose sched_waking it sent last, or 0 */
@@ -398,12 +397,9 @@ static int replay(FILE *f, const char *prefix, int probes)
 	pend = calloc(MAX_PID, sizeof(*pend));
 	/* untouched rows stay unmapped zero pages: memory for the pids that wake only */
 	snaps = calloc((size_t)MAX_PID * words, sizeof(*snaps));
-	task_cpu_of = malloc(MAX_PID * sizeof(*task_cpu_of));
 	on_rq = calloc(MAX_PID, 1);
-	if (!idle || !seen || !pend || !snaps || !task_cpu_of || !on_rq)
+	if (!idle || !seen || !pend || !snaps || !on_rq)
 		return 1;
-	for (long i = 0; i < MAX_PID; i++)
-		task_cpu_of[i] = -1;
 	for (long i = 0; i < MAX_PID; i++)
 		pend[i].held = pend[i].decided = -1;
 
@@ -457,7 +453,6 @@ static int replay(FILE *f, const char *prefix, int probes)
 			if (prev > 0 && prev < MAX_PID) {
 				const char *st = strstr(ev, " prev_state=");
 
-				task_cpu_of[prev] = cpu;
 				/* R or R+: preempted, still on its runqueue */
 				on_rq[prev] = st && st[12] == 'R';
 			}
@@ -599,7 +594,6 @@ static int replay(FILE *f, const char *prefix, int probes)
 	free(seen);
 	free(pend);
 	free(snaps);
-	free(task_cpu_of);
 	free(on_rq);
 	return 0;
 }
