@@ -8,6 +8,7 @@ mod control;
 mod features;
 mod guard;
 mod hist;
+mod kcompat;
 mod libbpf_log;
 mod socket;
 mod stats;
@@ -415,12 +416,22 @@ fn load_skel<'a>(
     open_object: &'a mut MaybeUninit<OpenObject>,
 ) -> Result<(BpfSkel<'a>, serde_json::Value)> {
     let topo = topo::SisTopology::read().context("reading the CPU topology")?;
+    let (release, _) = kcompat::release()?;
+    let have = kcompat::probe()?;
+    let lacks: Vec<&str> = kcompat::CAPS
+        .iter()
+        .zip(&have)
+        .filter(|(_, h)| !**h)
+        .map(|(c, _)| c.name)
+        .collect();
     let view = serde_json::json!({
         "cpus": topo.nr_cpus(),
         "llcs": topo.llc_nr.len(),
         "cores": topo.core_nr.len(),
         "nodes": topo.nr_nodes,
         "smt": topo.smt,
+        "kernel": release,
+        "kernel_lacks": lacks,
     });
     info!(
         "{SCHEDULER_NAME} {}: {} CPUs, {} LLCs, {} cores, {} nodes, SMT {}; features {}",
@@ -432,6 +443,7 @@ fn load_skel<'a>(
         if topo.smt { "on" } else { "off" },
         features::format(features)
     );
+    info!("{}", kcompat::describe(&release, &have));
 
     // libbpf's verbosity is set by libbpf_log::capture(), not obj_builder.debug().
     let builder = BpfSkelBuilder::default();
@@ -443,6 +455,11 @@ fn load_skel<'a>(
     // tasks' are, instead of the waker locking the remote runqueue; 0 on kernels
     // without the flag.
     skel.struct_ops.sis_ops_mut().flags |= *scx_utils::compat::SCX_OPS_ALLOW_QUEUED_WAKEUP;
+    // 6.19+ deprecates ops.cpu_release: its re-enqueue moves to the sched_switch tracepoint
+    if have[kcompat::REENQ_ANYWHERE] {
+        skel.struct_ops.sis_ops_mut().cpu_release = std::ptr::null_mut();
+        skel.progs.sis_sched_switch.set_autoload(true);
+    }
 
     let ro = skel.maps.rodata_data.as_mut().context("BPF rodata")?;
     topo.write_rodata(ro);
@@ -498,6 +515,16 @@ fn prog_info(fd: std::os::fd::BorrowedFd) -> (u64, u64, u32) {
 
 /// A load error: print the tail of the verifier log libbpf captured, if any.
 fn verifier_hint(e: anyhow::Error) -> anyhow::Error {
+    // a packaging fault of the kernel build (Debian's 7.1 line), not of scx_sis: one line
+    let bad = scx_utils::compat::malformed_scx_kfuncs();
+    if let Some(first) = bad.first() {
+        return anyhow::anyhow!(
+            "this kernel's BTF was generated with pahole older than 1.26: {} sched_ext kfuncs \
+             ({first}, ...) have malformed prototypes, so no sched_ext scheduler loads on \
+             this build; boot a kernel built with pahole 1.26 or newer",
+            bad.len()
+        );
+    }
     let tail = libbpf_log::verifier_tail(15);
     if tail.is_empty() {
         return e;

@@ -125,6 +125,8 @@ struct {
 	__type(value, struct util_timer);
 } util_timer SEC(".maps");
 
+#define MAX_RT_PRIO 100	/* include/linux/sched/prio.h: prio below it is RT or deadline */
+
 #define CPU_IDX(c) ((u32)(c) & (MAX_CPUS - 1))
 #define LLC_IDX(l) ((u32)(l) & (MAX_LLCS - 1))
 
@@ -440,8 +442,8 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	}
 	/* nothing else to run: let prev go on */
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
-		prev->scx.dsq_vtime = charged_vtime(prev);
-		prev->scx.slice = slice_ns;
+		scx_bpf_task_set_dsq_vtime(prev, charged_vtime(prev));
+		scx_bpf_task_set_slice(prev, slice_ns);
 		return;
 	}
 	newidle_failed(cpu);
@@ -482,10 +484,24 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 /*
  * A higher class (RT, deadline) took the CPU: hand the tasks already in its local
  * DSQ back to ops.enqueue, which queues them on the LLC's DSQ for the other CPUs.
+ * Used before 6.19 only, where the re-enqueue may be called from here alone.
  */
 void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 {
 	scx_bpf_reenqueue_local();
+}
+
+/*
+ * The same at the switch to an RT or deadline task, on 6.19+ (which deprecates
+ * ops.cpu_release): the loader turns this on and sis_cpu_release off there.
+ */
+SEC("?tp_btf/sched_switch")
+int BPF_PROG(sis_sched_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	if (next->prio < MAX_RT_PRIO && prev->prio >= MAX_RT_PRIO)
+		scx_bpf_reenqueue_local_from_anywhere();
+	return 0;
 }
 
 /* A wakeup starts the latency clock; the step that placed it names the histogram. */
@@ -540,7 +556,7 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	if (c->running_since && now > c->running_since)
 		c->busy_ns += now - c->running_since;
 	c->running_since = 0;
-	p->scx.dsq_vtime = charged_vtime(p);
+	scx_bpf_task_set_dsq_vtime(p, charged_vtime(p));
 }
 
 static int refresh_util(void *map, int *key, struct util_timer *t)
@@ -587,13 +603,13 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	if (!tctx)
 		return -ENOMEM;
 	tctx->recent_used_cpu = -1;
-	p->scx.dsq_vtime = vtime_now;
+	scx_bpf_task_set_dsq_vtime(p, vtime_now);
 	return 0;
 }
 
 void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
 {
-	p->scx.dsq_vtime = vtime_now;
+	scx_bpf_task_set_dsq_vtime(p, vtime_now);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)

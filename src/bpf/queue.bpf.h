@@ -112,8 +112,8 @@ static __always_inline bool keep_prev(struct task_struct *prev, u64 cpu_dsq, u64
 		b = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
 	if ((a && time_after(v, a->scx.dsq_vtime)) || (b && time_after(v, b->scx.dsq_vtime)))
 		return false;
-	prev->scx.dsq_vtime = v;
-	prev->scx.slice = slice_ns;
+	scx_bpf_task_set_dsq_vtime(prev, v);
+	scx_bpf_task_set_slice(prev, slice_ns);
 	return true;
 }
 

@@ -596,6 +596,9 @@ const FAULTS: &[&str] = &[
     "self-detected stall",
     "disabled (runtime error)",
     "runnable task stall",
+    // sched_ext names a deprecated interface once per load: none may be used
+    "deprecated",
+    "sched_ext: WARNING",
 ];
 
 /// Known, harmless matches: (pattern, why allowed).
@@ -667,6 +670,11 @@ mod tests {
         let stall = "rcu: INFO: rcu_preempt self-detected stall on CPU";
         assert_eq!(kernel_faults(stall).len(), 1);
         assert!(kernel_faults("qemu: warning: TCG doesn't support\nok x").is_empty());
+        let old_op =
+            "[ 7.2] ops->cpu_acquire/release() are deprecated, use sched_switch TP instead";
+        assert_eq!(kernel_faults(old_op).len(), 1);
+        let direct = "[ 9.1] sched_ext: sis: Writing directly to p->scx.slice/dsq_vtime is deprecated, use scx_bpf_task_set_slice/dsq_vtime()";
+        assert_eq!(kernel_faults(direct).len(), 1);
     }
 
     #[test]
