@@ -18,8 +18,10 @@ pub struct Cap {
     ksym: &'static str,
 }
 
+#[cfg(test)]
 pub const SET_SLICE: usize = 0;
 pub const REENQ_ANYWHERE: usize = 1;
+#[cfg(test)]
 pub const DSQ_PEEK: usize = 2;
 
 pub const CAPS: &[Cap] = &[
@@ -96,6 +98,18 @@ pub fn describe(rel: &str, have: &[bool]) -> String {
     } else {
         format!("kernel {rel}: {}", missing.join("; "))
     }
+}
+
+/// `--kernel-interfaces`: one tab-separated line per interface.
+pub fn table() -> String {
+    CAPS.iter()
+        .map(|c| {
+            format!(
+                "{}\t{}.{}\t{}\t{}\n",
+                c.name, c.since.0, c.since.1, c.what, c.without
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -123,6 +123,11 @@ struct Opts {
     #[arg(long, hide = true)]
     verifier_report: bool,
 
+    /// Print the kernel interfaces newer than 6.16 that scx_sis uses (name, first line,
+    /// what for, what it does without), tab-separated, and exit: README's kernel table.
+    #[arg(long, hide = true)]
+    kernel_interfaces: bool,
+
     /// Load a program the verifier must reject (tests the error path).
     #[arg(long, hide = true)]
     test_verifier_reject: bool,
@@ -484,7 +489,8 @@ fn verifier_report(opts: &Opts) -> Result<()> {
     use libbpf_rs::skel::Skel;
     let mut open_object = MaybeUninit::uninit();
     let (skel, _) = load_skel(opts, features::default_mask(), &mut open_object)?;
-    for prog in skel.object().progs() {
+    // a program this kernel does not use (cpu_release or sched_switch) is not loaded
+    for prog in skel.object().progs().filter(|p| p.autoload()) {
         let name = prog.name().to_string_lossy().to_string();
         let (_, _, insns) = prog_info(prog.as_fd());
         println!("verified_insns {} {insns}", name.trim_start_matches("sis_"));
@@ -629,6 +635,10 @@ fn real_main() -> Result<()> {
     }
     if opts.list_features {
         print!("{}", features::list());
+        return Ok(());
+    }
+    if opts.kernel_interfaces {
+        print!("{}", kcompat::table());
         return Ok(());
     }
     if opts.help_stats {

@@ -1,13 +1,21 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# suite: verifier 1:4:2 every 300
+# suite: verifier 1:4:2 lines 300
 # verifier.sh: the instructions the verifier processed for each BPF program, held to
 # the baseline `cargo xtask verifier` recorded in verifier-baseline.txt for this
 # kernel. A program may grow to twice its baseline (at least baseline + 20000), never
 # past 250000 (a quarter of the kernel's 1000000 limit); a program the baseline does
 # not know fails, so a new program is recorded before it lands.
+# With `refused` (no scheduler loads on this line) the report must fail in one line.
 . /tests/lib.sh
 K=$(uname -r)
 B=/tests/verifier-baseline.txt
+if [ "$1" = refused ]; then
+	plan 1
+	scx_sis --verifier-report >/tmp/vr.txt 2>/tmp/vr.err
+	rc=$?
+	check refused "exit $rc: $(tail -2 /tmp/vr.err)" sh -c "[ $rc = 1 ] && grep -q 'pahole older than 1.26' /tmp/vr.err"
+	exit 0
+fi
 n=$(grep -c "^$K " $B)
 plan $((n + 3))
 check kernel-in-baseline "no line for $K in verifier-baseline.txt: run cargo xtask verifier" [ "$n" -gt 0 ]

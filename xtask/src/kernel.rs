@@ -17,6 +17,99 @@ pub struct Kernel {
 /// Debian suites that carry sched_ext-enabled cloud kernels (docs/PLATFORM.md).
 const SUITES: &[&str] = &["trixie-backports", "sid"];
 
+/// The sched_ext kernel lines scx_sis supports, oldest first, each with the Debian
+/// cloud build the suite tests: the newest of the line in the archive on 2026-12-01.
+pub const LINES: &[(&str, &str)] = &[
+    ("6.16", "6.16.12+deb13-cloud-amd64"),
+    ("6.17", "6.17.13+deb13-cloud-amd64"),
+    ("6.18", "6.18.15+deb13-cloud-amd64"),
+    ("6.19", "6.19.14+deb13-cloud-amd64"),
+    ("7.0", "7.0.13+deb13-cloud-amd64"),
+    ("7.1", "7.1.13+deb13-cloud-amd64"),
+    ("7.2", "7.2.13+deb14-cloud-amd64"),
+    ("7.3", "7.3.4+deb13-cloud-amd64"),
+];
+
+/// Besides the newest line, the one the whole suite runs on: the LTS most users have.
+pub const LTS_LINE: &str = "6.18";
+
+/// Lines on which no sched_ext scheduler loads, and why: the suite asserts the refusal.
+pub const REFUSED: &[(&str, &str)] = &[(
+    "7.1",
+    "Debian built its BTF with pahole < 1.26 (malformed KF_IMPLICIT_ARGS kfunc prototypes; 7.1.8 and 7.1.13 checked)",
+)];
+
+/// `cargo xtask kernels`: README's kernel table, from LINES, REFUSED and the
+/// interfaces scx_sis declares (`scx_sis --kernel-interfaces`, src/kcompat.rs).
+pub fn print_table() -> Result<i32> {
+    crate::build_scheduler()?;
+    let out = Command::new(crate::scx_sis_bin())
+        .arg("--kernel-interfaces")
+        .output()
+        .context("running scx_sis --kernel-interfaces")?;
+    anyhow::ensure!(out.status.success(), "scx_sis --kernel-interfaces failed");
+    print!("{}", kernel_table(&String::from_utf8_lossy(&out.stdout)));
+    Ok(0)
+}
+
+/// The table for `interfaces` (NAME\tSINCE\tWHAT\tWITHOUT lines).
+pub fn kernel_table(interfaces: &str) -> String {
+    let caps: Vec<Vec<&str>> = interfaces
+        .lines()
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .filter(|f| f.len() == 4)
+        .collect();
+    let mut t = format!(
+        "{:<5} {:<26} {}\n",
+        "line", "build tested", "lacks (what scx_sis does instead)"
+    );
+    for (line, ver) in LINES {
+        let key = version_key(line);
+        let lacks: Vec<String> = caps
+            .iter()
+            .filter(|c| version_key(c[1]) > key)
+            .map(|c| format!("{} ({}+): {}", c[0], c[1], c[3]))
+            .collect();
+        let what = match refused(ver) {
+            Some(why) => format!("REFUSED: no sched_ext scheduler loads; {why}"),
+            None if lacks.is_empty() => "nothing".to_string(),
+            None => lacks.join("; "),
+        };
+        t += &format!("{line:<5} {ver:<26} {what}\n");
+    }
+    t += "\nwhere the kernel has them:\n";
+    for c in &caps {
+        t += &format!("  {} ({}+): {}\n", c[0], c[1], c[2]);
+    }
+    t
+}
+
+/// The line of a version: "6.18.15+deb13-cloud-amd64" -> "6.18".
+pub fn line_of(ver: &str) -> String {
+    ver.split('.').take(2).collect::<Vec<_>>().join(".")
+}
+
+/// Why no scheduler loads on this kernel's line, if that is so.
+pub fn refused(ver: &str) -> Option<&'static str> {
+    let line = line_of(ver);
+    REFUSED
+        .iter()
+        .find(|(l, _)| *l == line)
+        .map(|(_, why)| *why)
+}
+
+/// Every line's kernel: from the shared copies or the cache, else downloaded (cached).
+pub fn line_kernels(root: &Path) -> Result<Vec<Kernel>> {
+    LINES
+        .iter()
+        .map(|(line, ver)| {
+            let k = by_version(root, ver).with_context(|| format!("kernel line {line}"))?;
+            verify_config(&k)?;
+            Ok(k)
+        })
+        .collect()
+}
+
 pub fn shared_dir(root: &Path) -> PathBuf {
     root.join("../shared/kernels")
 }
@@ -187,70 +280,195 @@ fn download(want: Option<&str>) -> Result<Kernel> {
         format!("-oDir::State::Lists={}", apt.join("lists").display()),
         format!("-oDir::Cache={}", apt.join("cache").display()),
     ];
-    eprintln!("xtask: downloading a sched_ext kernel from {mirror} ({SUITES:?})");
-    run_apt("apt-get", &opts, &["update", "-qq"])?;
+    // one index update per run, however many kernels it downloads
+    static UPDATED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    eprintln!(
+        "xtask: downloading sched_ext kernel {} from {mirror} ({SUITES:?})",
+        want.unwrap_or("(newest)")
+    );
+    if !UPDATED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        run_apt("apt-get", &opts, &["update", "-qq"])?;
+    }
     let versions = match want {
         Some(v) => vec![v.to_string()],
         None => candidate_versions(&opts)?,
     };
-    let work = cache.join("extract");
     for ver in versions {
-        let _ = std::fs::remove_dir_all(&work);
-        std::fs::create_dir_all(&work).context("creating the extract folder")?;
-        let mut ok = false;
-        for pkgs in [
-            vec![format!("linux-binary-{ver}"), format!("linux-base-{ver}")],
-            vec![format!("linux-image-{ver}")],
-        ] {
-            let args: Vec<&str> = std::iter::once("download")
-                .chain(pkgs.iter().map(|s| s.as_str()))
-                .collect();
-            if run_apt_in("apt-get", &opts, &args, &work).is_ok() {
-                ok = true;
-                break;
-            }
-        }
-        if !ok {
-            continue;
-        }
-        for deb in std::fs::read_dir(&work)?.flatten() {
-            if deb.path().extension().is_some_and(|e| e == "deb") {
-                let st = Command::new("dpkg")
-                    .args(["-x"])
-                    .arg(deb.path())
-                    .arg(work.join("root"))
-                    .status()
-                    .context("running dpkg -x")?;
-                if !st.success() {
-                    bail!("dpkg -x {} failed", deb.path().display());
-                }
-            }
-        }
-        let src = work.join(format!("root/usr/lib/modules/{ver}"));
-        let boot = work.join("root/boot");
-        let vmlinuz = [src.join("vmlinuz"), boot.join(format!("vmlinuz-{ver}"))]
-            .into_iter()
-            .find(|p| p.exists());
-        let config = [src.join("config"), boot.join(format!("config-{ver}"))]
-            .into_iter()
-            .find(|p| p.exists());
-        let (Some(vmlinuz), Some(config)) = (vmlinuz, config) else {
+        let Some(k) = fetch_version(&opts, &cache, &ver)? else {
             continue;
         };
-        let k = Kernel {
-            version: ver.clone(),
-            vmlinuz: cache.join(format!("vmlinuz-{ver}")),
-            config: cache.join(format!("config-{ver}")),
-        };
-        std::fs::copy(&vmlinuz, &k.vmlinuz).context("caching vmlinuz")?;
-        std::fs::copy(&config, &k.config).context("caching config")?;
-        let _ = std::fs::remove_dir_all(&work);
         if verify_config(&k).is_ok() {
             return Ok(k);
         }
         eprintln!("xtask: {ver} lacks sched_ext, trying the next suite");
     }
     bail!("could not download a sched_ext-enabled cloud kernel from {mirror}")
+}
+
+/// Download one version into the cache: `linux-binary` + `linux-base` (6.19+),
+/// `linux-image` (up to 6.18, both files in one package), or `linux-binary` alone
+/// when the archive no longer has that version's `linux-base` (6.19.14, 7.0.13,
+/// 7.1.13): then the config is synthesized from the image (synth_config).
+fn fetch_version(opts: &[String], cache: &Path, ver: &str) -> Result<Option<Kernel>> {
+    let work = cache.join("extract");
+    for pkgs in [
+        vec![format!("linux-binary-{ver}"), format!("linux-base-{ver}")],
+        vec![format!("linux-image-{ver}")],
+        vec![format!("linux-binary-{ver}")],
+    ] {
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir_all(&work).context("creating the extract folder")?;
+        let args: Vec<&str> = std::iter::once("download")
+            .chain(pkgs.iter().map(|s| s.as_str()))
+            .collect();
+        if run_apt_in("apt-get", opts, &args, &work).is_err() {
+            continue;
+        }
+        extract_debs(&work)?;
+        let src = work.join(format!("root/usr/lib/modules/{ver}"));
+        let boot = work.join("root/boot");
+        let Some(vmlinuz) = [src.join("vmlinuz"), boot.join(format!("vmlinuz-{ver}"))]
+            .into_iter()
+            .find(|p| p.exists())
+        else {
+            continue;
+        };
+        let config = [src.join("config"), boot.join(format!("config-{ver}"))]
+            .into_iter()
+            .find(|p| p.exists());
+        let k = Kernel {
+            version: ver.to_string(),
+            vmlinuz: cache.join(format!("vmlinuz-{ver}")),
+            config: cache.join(format!("config-{ver}")),
+        };
+        std::fs::copy(&vmlinuz, &k.vmlinuz).context("caching vmlinuz")?;
+        match config {
+            Some(c) => {
+                std::fs::copy(&c, &k.config).context("caching config")?;
+            }
+            None => {
+                eprintln!("xtask: linux-base-{ver} is not in the archive: synthesizing its config from the image");
+                let text = synth_config(&std::fs::read(&k.vmlinuz)?, ver)?;
+                std::fs::write(&k.config, text).context("writing the synthesized config")?;
+            }
+        }
+        let _ = std::fs::remove_dir_all(&work);
+        return Ok(Some(k));
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(None)
+}
+
+fn extract_debs(work: &Path) -> Result<()> {
+    for deb in std::fs::read_dir(work)?.flatten() {
+        if deb.path().extension().is_some_and(|e| e == "deb") {
+            let st = Command::new("dpkg")
+                .args(["-x"])
+                .arg(deb.path())
+                .arg(work.join("root"))
+                .status()
+                .context("running dpkg -x")?;
+            if !st.success() {
+                bail!("dpkg -x {} failed", deb.path().display());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// A config for a build whose config package is gone: only the options libbpf reads
+/// (scx's kconfig externs) and the two the suite checks, each read off the image: its
+/// BTF (sched_ext) and its version banner (compiler, preemption model).
+pub fn synth_config(bzimage: &[u8], ver: &str) -> Result<String> {
+    const ZSTD: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+    let at = find(bzimage, ZSTD).with_context(|| format!("vmlinuz-{ver}: no zstd payload"))?;
+    let mut child = Command::new("zstd")
+        .args(["-dcq"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .context("running zstd (apt-get install zstd)")?;
+    let mut stdin = child.stdin.take().context("zstd's stdin")?;
+    let payload = bzimage[at..].to_vec();
+    // the payload is followed by the image's trailer, which zstd reports and skips
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = stdin.write_all(&payload);
+    });
+    let out = child.wait_with_output().context("reading zstd's output")?;
+    let _ = writer.join();
+    config_from_vmlinux(&out.stdout, ver)
+}
+
+/// synth_config's reading of the decompressed kernel.
+pub fn config_from_vmlinux(elf: &[u8], ver: &str) -> Result<String> {
+    if !elf.starts_with(b"\x7fELF") {
+        bail!("vmlinuz-{ver}: the zstd payload is not an ELF kernel");
+    }
+    let banner_at = find(elf, b"Linux version ")
+        .with_context(|| format!("vmlinuz-{ver}: no version banner"))?;
+    let end = elf[banner_at..]
+        .iter()
+        .position(|&b| b == b'\n' || b == 0)
+        .unwrap_or(0);
+    let banner = String::from_utf8_lossy(&elf[banner_at..banner_at + end]).to_string();
+    let mut out = format!(
+        "# synthesized by cargo xtask: linux-base-{ver} is not in Debian's archive.\n\
+         # Only what libbpf and the suite read, taken from the image: {banner}\n\
+         CONFIG_X86_64=y\n"
+    );
+    // BTF that describes sched_ext's ops: the build has sched_ext and BTF
+    if find(elf, b".BTF\0").is_some() && find(elf, b"\0sched_ext_ops\0").is_some() {
+        out += "CONFIG_DEBUG_INFO_BTF=y\nCONFIG_SCHED_CLASS_EXT=y\n";
+    }
+    if banner.contains(" SMP ") {
+        out += "CONFIG_SMP=y\n";
+    }
+    if banner.contains("PREEMPT_RT") {
+        out += "CONFIG_PREEMPT_RT=y\n";
+    }
+    if banner.contains("PREEMPT") {
+        out += "CONFIG_PREEMPT_RCU=y\n";
+    }
+    if let Some(cc) = compiler_of(&banner) {
+        out += &format!("CONFIG_CC_VERSION_TEXT=\"{cc}\"\n");
+    }
+    out += "CONFIG_LOCALVERSION=\"\"\n";
+    Ok(out)
+}
+
+/// The compiler in a banner: "Linux version V (builder) (CC, LD) #..." -> CC.
+fn compiler_of(banner: &str) -> Option<String> {
+    let (mut depth, mut group, mut cur) = (0, 0, String::new());
+    for ch in banner.chars() {
+        match ch {
+            '(' => {
+                depth += 1;
+                if depth == 1 {
+                    group += 1;
+                    cur.clear();
+                    continue;
+                }
+            }
+            ')' => {
+                depth -= 1;
+                if depth == 0 && group == 2 {
+                    break;
+                }
+            }
+            ',' if depth == 1 && group == 2 => return Some(cur),
+            _ => {}
+        }
+        if depth >= 1 && group == 2 {
+            cur.push(ch);
+        }
+    }
+    (group == 2 && !cur.is_empty()).then_some(cur)
 }
 
 /// Versions that `linux-image-cloud-amd64` points at in each suite, newest first.
@@ -310,6 +528,69 @@ mod tests {
         v.sort_by_key(|a| version_key(a));
         assert_eq!(v[2], "7.10.1-cloud-amd64");
         assert_eq!(v[0], "7.2.13+deb14-cloud-amd64");
+    }
+
+    #[test]
+    fn config_synthesized_from_the_image() {
+        let banner = "Linux version 6.19.14+deb13-cloud-amd64 (debian-kernel@lists.debian.org) (x86_64-linux-gnu-gcc-14 (Debian 14.2.0-19) 14.2.0, GNU ld (GNU Binutils for Debian) 2.44) # SMP PREEMPT_DYNAMIC Debian 6.19.14-1~bpo13+1 (2026-05-01)";
+        assert_eq!(
+            compiler_of(banner).as_deref(),
+            Some("x86_64-linux-gnu-gcc-14 (Debian 14.2.0-19) 14.2.0")
+        );
+        let mut elf = b"\x7fELF....shstrtab\0.BTF\0..\0sched_ext_ops\0..".to_vec();
+        elf.extend_from_slice(banner.as_bytes());
+        elf.push(b'\n');
+        let c = config_from_vmlinux(&elf, "6.19.14").unwrap();
+        for want in [
+            "CONFIG_SCHED_CLASS_EXT=y",
+            "CONFIG_DEBUG_INFO_BTF=y",
+            "CONFIG_PREEMPT_RCU=y",
+            "CONFIG_SMP=y",
+            "CONFIG_CC_VERSION_TEXT=\"x86_64-linux-gnu-gcc-14 (Debian 14.2.0-19) 14.2.0\"",
+        ] {
+            assert!(c.lines().any(|l| l == want), "{want} missing:\n{c}");
+        }
+        assert!(!c.contains("PREEMPT_RT=y"));
+        // an image whose BTF does not describe sched_ext gets no sched_ext option
+        let plain = format!("\x7fELF .BTF\0 {banner}\n");
+        let c = config_from_vmlinux(plain.as_bytes(), "6.12").unwrap();
+        assert!(!c.contains("CONFIG_SCHED_CLASS_EXT"), "{c}");
+        assert!(config_from_vmlinux(b"MZ not elf", "x").is_err());
+    }
+
+    #[test]
+    fn kernel_table_says_what_each_line_lacks() {
+        let t = kernel_table("scx_bpf_dsq_peek\t7.1\tpeek\tan iterator\nbad line\n");
+        let row = |l: &str| {
+            t.lines()
+                .find(|r| r.starts_with(&format!("{l} ")))
+                .unwrap()
+                .to_string()
+        };
+        assert!(
+            row("6.16").ends_with("scx_bpf_dsq_peek (7.1+): an iterator"),
+            "{t}"
+        );
+        assert!(row("7.0").contains("scx_bpf_dsq_peek"), "{t}");
+        assert!(row("7.1").contains("REFUSED"), "{t}");
+        assert!(row("7.2").ends_with(" nothing"), "{t}");
+        assert_eq!(t.lines().count(), LINES.len() + 4);
+        assert!(t.ends_with("  scx_bpf_dsq_peek (7.1+): peek\n"), "{t}");
+    }
+
+    #[test]
+    fn lines_cover_6_16_to_7_3() {
+        let lines: Vec<&str> = LINES.iter().map(|(l, _)| *l).collect();
+        assert_eq!(
+            lines,
+            ["6.16", "6.17", "6.18", "6.19", "7.0", "7.1", "7.2", "7.3"]
+        );
+        for (l, v) in LINES {
+            assert_eq!(line_of(v), *l);
+        }
+        assert!(lines.contains(&LTS_LINE));
+        assert!(refused("7.1.13+deb13-cloud-amd64").is_some());
+        assert!(refused("7.2.13+deb14-cloud-amd64").is_none());
     }
 
     #[test]

@@ -43,8 +43,11 @@ enum Cmd {
         check: bool,
     },
     /// Record the instructions the verifier processes for each BPF program on every
-    /// shipped kernel into tests/guest/verifier-baseline.txt (the suite's budget).
+    /// supported kernel line into tests/guest/verifier-baseline.txt (the suite's budget).
     Verifier,
+    /// Print README's kernel table: each supported line, the build the suite tests,
+    /// and what scx_sis does without the interfaces that line lacks.
+    Kernels,
     /// Long mixed load with CPU hotplug every minute on every shipped kernel (not in CI).
     Soak {
         /// Minutes of load per kernel.
@@ -249,6 +252,7 @@ fn main() {
         Cmd::Setup => setup::ensure().map(|_| 0),
         Cmd::Doc { check } => doc::doc(check),
         Cmd::Verifier => suite::verifier_baseline(),
+        Cmd::Kernels => kernel::print_table(),
         Cmd::Bench(o) => bench::run(o),
         Cmd::Soak {
             minutes,

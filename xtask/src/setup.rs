@@ -9,6 +9,7 @@ pub const PACKAGES: &[&str] = &[
     "qemu-system-x86",
     "busybox-static",
     "cpio",
+    "zstd",
     "clang-19",
     "llvm-19",
     "libelf-dev",

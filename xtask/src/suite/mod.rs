@@ -39,6 +39,8 @@ pub(crate) struct VmTest {
 pub(crate) struct Tally {
     pub(crate) passed: usize,
     pub(crate) failed: Vec<String>,
+    /// VM tests that used more than half their timeout: the margin a slower host eats
+    pub(crate) slow: Vec<String>,
 }
 
 impl Tally {
@@ -54,19 +56,32 @@ impl Tally {
     }
 }
 
-/// Kernels to test on: every shipped one, or the default one when none is shipped.
+/// The kernels a suite run covers.
+pub(crate) struct TestKernels {
+    /// The full suite's (`every`): the LTS line's and the newest, newest last.
+    pub(crate) full: Vec<Kernel>,
+    /// Every supported line's (`lines`), oldest first.
+    pub(crate) lines: Vec<Kernel>,
+}
+
+/// The full suite's kernels: the LTS line's and the newest line's (downloaded and
+/// cached when neither ../shared/kernels nor the cache has them).
 pub(crate) fn test_kernels() -> Result<Vec<Kernel>> {
-    let mut ks = kernel::kernels_in(&kernel::shared_dir(&repo_root()));
-    if ks.is_empty() {
-        ks = kernel::kernels_in(&kernel::cache_dir());
-    }
-    if ks.is_empty() {
-        ks.push(kernel::resolve(&repo_root(), None)?);
-    }
-    for k in &ks {
-        kernel::verify_config(k)?;
-    }
-    Ok(ks)
+    Ok(suite_kernels()?.full)
+}
+
+pub(crate) fn suite_kernels() -> Result<TestKernels> {
+    let lines = kernel::line_kernels(&repo_root())?;
+    let full = lines
+        .iter()
+        .filter(|k| {
+            let l = kernel::line_of(&k.version);
+            l == kernel::LTS_LINE
+                || Some(&l) == kernel::LINES.last().map(|(l, _)| l.to_string()).as_ref()
+        })
+        .cloned()
+        .collect();
+    Ok(TestKernels { full, lines })
 }
 
 pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
@@ -74,7 +89,8 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
     setup::ensure()?;
     build_scheduler()?;
     let probe = crate::build_probe()?;
-    let kernels = test_kernels()?;
+    let ks = suite_kernels()?;
+    let kernels = ks.full.clone();
     let mut tally = Tally::default();
     if unit {
         unit_tests(&mut tally)?;
@@ -88,7 +104,7 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
         doc_generated(&mut tally, &me)?;
         demo_smoke(&mut tally, &me, &kernels)?;
     }
-    let tests: Vec<VmTest> = vm_tests(&kernels)?
+    let tests: Vec<VmTest> = vm_tests(&ks)?
         .into_iter()
         .filter(|t| filter.is_none_or(|f| t.name.contains(f)))
         .collect();
@@ -118,20 +134,12 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
     }
     let tally = tally.lock().unwrap();
     println!("# suite took {:.0}s", start.elapsed().as_secs_f64());
-    let names: Vec<&str> = kernels.iter().map(|k| k.version.as_str()).collect();
-    println!(
-        "# kernels covered: {} ({})",
-        names.join(", "),
-        kernels[0]
-            .vmlinuz
-            .parent()
-            .map_or("?".into(), |d| d.display().to_string())
-    );
-    if kernels.len() == 1 {
+    print_coverage(&ks);
+    if !tally.slow.is_empty() {
         println!(
-            "# only one kernel was covered: the per-kernel tests ran on {} alone; put more vmlinuz-VER/config-VER pairs in {} to cover more",
-            names[0],
-            kernel::shared_dir(&repo_root()).display()
+            "# {} VM test(s) used more than half their budget: {}",
+            tally.slow.len(),
+            tally.slow.join(", ")
         );
     }
     for f in &tally.failed {
@@ -141,13 +149,46 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
     Ok(if tally.failed.is_empty() { 0 } else { 1 })
 }
 
+/// The summary's account of the kernels: what ran where, and what was refused.
+fn print_coverage(ks: &TestKernels) {
+    let names = |v: &[Kernel]| {
+        v.iter()
+            .map(|k| k.version.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!("# full suite on: {}", names(&ks.full));
+    println!("# compatibility tests on every line: {}", names(&ks.lines));
+    for k in &ks.lines {
+        if let Some(why) = kernel::refused(&k.version) {
+            println!(
+                "# {}: no sched_ext scheduler loads ({why}); its tests assert that refusal",
+                k.version
+            );
+        }
+    }
+    let dirs: Vec<String> = ks
+        .lines
+        .iter()
+        .filter_map(|k| k.vmlinuz.parent().map(|d| d.display().to_string()))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    println!("# kernels from: {}", dirs.join(", "));
+}
+
 /// `cargo xtask verifier`: load scx_sis (without attaching) in a guest of every shipped
 /// kernel and record each program's verified instructions as the suite's baseline.
 pub fn verifier_baseline() -> Result<i32> {
     setup::ensure()?;
     build_scheduler()?;
     let probe = crate::build_probe()?;
-    let kernels = test_kernels()?;
+    // every line the scheduler loads on
+    let kernels: Vec<Kernel> = suite_kernels()?
+        .lines
+        .into_iter()
+        .filter(|k| kernel::refused(&k.version).is_none())
+        .collect();
     let mut out = String::from(
         "# KERNEL PROGRAM VERIFIED_INSNS on a 1:4:2 guest (8 CPUs; the topology is in rodata, so the verifier's work depends on it), recorded by `cargo xtask verifier`;\n# tests/guest/verifier.sh holds each program to twice its figure (at least +20000, at most 250000).\n",
     );
@@ -193,15 +234,19 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            (s.name.as_str(), s.every_kernel, s.rc, s.timeout),
-            ("topology-1:4:1-exit7", false, 7, 300)
+            (s.name.as_str(), s.on, s.rc, s.timeout),
+            ("topology-1:4:1-exit7", On::Newest, 7, 300)
         );
         assert_eq!(s.cmd, "sh /tests/topology.sh 1 4 1; exit 7");
         let s = parse_spec("counters.sh", "counters 2:2:2 every 400 numa").unwrap();
-        assert!(s.numa && s.every_kernel && s.cmd == "sh /tests/counters.sh");
+        assert!(s.numa && s.on == On::Every && s.cmd == "sh /tests/counters.sh");
+        assert_eq!(
+            parse_spec("c.sh", "c 1:4:2 lines 300").unwrap().on,
+            On::Lines
+        );
         assert!(parse_spec("x.sh", "x 1:4:2 sometimes 10")
             .unwrap_err()
-            .contains("every or newest"));
+            .contains("every, newest or lines"));
         assert!(parse_spec("x.sh", "x 1:0:2 every 10").is_err());
         assert!(parse_spec("x.sh", "x 1:4:2 every")
             .unwrap_err()

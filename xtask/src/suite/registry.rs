@@ -1,21 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0-only
 //! The VM tests, read from the `# suite:` header lines of tests/guest/*.sh.
 
-use super::VmTest;
-use crate::kernel::Kernel;
+use super::{TestKernels, VmTest};
+use crate::kernel::{self, Kernel};
 use crate::repo_root;
 use crate::vm::Topology;
 use anyhow::{Context, Result};
 
+/// Which kernels a VM test runs on.
+#[derive(Debug, PartialEq, Clone, Copy)]
+pub(crate) enum On {
+    /// The full suite's kernels: the newest line and the LTS (kernel::LTS_LINE).
+    Every,
+    /// The newest line only.
+    Newest,
+    /// Every supported line (kernel::LINES); on a refused line the script gets the
+    /// argument `refused` and asserts the refusal.
+    Lines,
+}
+
 /// One `# suite:` line of a guest script: a VM test, declared beside the checks it runs.
-/// `# suite: NAME TOPOLOGY every|newest TIMEOUT_S [numa] [rc=N] [-- ARGS]` runs
-/// `sh /tests/SCRIPT ARGS` in a guest of that topology on every shipped kernel (named
-/// NAME-VERSION) or on the newest one, expecting exit status N (default 0).
+/// `# suite: NAME TOPOLOGY every|newest|lines TIMEOUT_S [numa] [rc=N] [-- ARGS]` runs
+/// `sh /tests/SCRIPT ARGS` in a guest of that topology on the full suite's kernels,
+/// the newest one, or every supported line (named NAME-VERSION unless newest),
+/// expecting exit status N (default 0).
 #[derive(Debug, PartialEq)]
 pub(crate) struct Spec {
     pub(crate) name: String,
     pub(crate) topo: String,
-    pub(crate) every_kernel: bool,
+    pub(crate) on: On,
     pub(crate) timeout: u64,
     pub(crate) numa: bool,
     pub(crate) rc: i32,
@@ -30,17 +43,18 @@ pub(crate) fn parse_spec(script: &str, line: &str) -> Result<Spec, String> {
     let f: Vec<&str> = head.split_whitespace().collect();
     let [name, topo, kernels, timeout, rest @ ..] = f.as_slice() else {
         return Err(format!(
-            "{script}: `# suite: {line}` needs NAME TOPOLOGY every|newest TIMEOUT_S"
+            "{script}: `# suite: {line}` needs NAME TOPOLOGY every|newest|lines TIMEOUT_S"
         ));
     };
     topo.parse::<Topology>()
         .map_err(|e| format!("{script}: suite {name}: {e}"))?;
-    let every_kernel = match *kernels {
-        "every" => true,
-        "newest" => false,
+    let on = match *kernels {
+        "every" => On::Every,
+        "newest" => On::Newest,
+        "lines" => On::Lines,
         k => {
             return Err(format!(
-                "{script}: suite {name}: kernels '{k}' is not every or newest"
+                "{script}: suite {name}: kernels '{k}' is not every, newest or lines"
             ))
         }
     };
@@ -62,7 +76,7 @@ pub(crate) fn parse_spec(script: &str, line: &str) -> Result<Spec, String> {
     Ok(Spec {
         name: name.to_string(),
         topo: topo.to_string(),
-        every_kernel,
+        on,
         timeout,
         numa,
         rc,
@@ -97,26 +111,31 @@ pub(crate) fn specs() -> Result<Vec<Spec>> {
     Ok(v)
 }
 
-pub(crate) fn vm_tests(kernels: &[Kernel]) -> Result<Vec<VmTest>> {
-    let newest = kernels.last().context("at least one kernel")?;
+pub(crate) fn vm_tests(ks: &TestKernels) -> Result<Vec<VmTest>> {
+    let newest = ks.full.last().context("at least one kernel")?;
     let mut v = Vec::new();
     for s in specs()? {
-        let on: Vec<&Kernel> = if s.every_kernel {
-            kernels.iter().collect()
-        } else {
-            vec![newest]
+        let on: Vec<&Kernel> = match s.on {
+            On::Every => ks.full.iter().collect(),
+            On::Newest => vec![newest],
+            On::Lines => ks.lines.iter().collect(),
         };
         for k in on {
+            let refused = s.on == On::Lines && kernel::refused(&k.version).is_some();
             v.push(VmTest {
-                name: if s.every_kernel {
-                    format!("{}-{}", s.name, k.version)
-                } else {
+                name: if s.on == On::Newest {
                     s.name.clone()
+                } else {
+                    format!("{}-{}", s.name, k.version)
                 },
                 kernel: k.clone(),
                 topo: s.topo.clone(),
                 numa: s.numa,
-                cmd: s.cmd.clone(),
+                cmd: if refused {
+                    format!("{} refused", s.cmd)
+                } else {
+                    s.cmd.clone()
+                },
                 rc: s.rc,
                 timeout: s.timeout,
             });

@@ -38,14 +38,21 @@ pub(crate) fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tal
     let cfg = test_guest(&t.kernel, topology, t.numa, probe, t.timeout, 120);
     let res = vm::run(&cfg, &t.cmd);
     let mut tally = tally.lock().unwrap();
+    let took = start.elapsed().as_secs_f64();
     println!(
-        "# {} ({}, {}{}, {:.0}s)",
+        "# {} ({}, {}{}, {took:.0}s of its {}s budget, {:.0}%)",
         t.name,
         t.kernel.version,
         t.topo,
         if t.numa { " numa" } else { "" },
-        start.elapsed().as_secs_f64()
+        t.timeout,
+        100.0 * took / t.timeout as f64
     );
+    if took > t.timeout as f64 / 2.0 {
+        tally
+            .slow
+            .push(format!("{} ({took:.0}s of {}s)", t.name, t.timeout));
+    }
     let r = match res {
         Ok(r) => r,
         Err(e) => {
