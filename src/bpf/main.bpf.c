@@ -336,8 +336,13 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		WRITE_ONCE(s->seq_done, seq);
 	}
 	scx_bpf_put_idle_cpumask(idle);
-	/* every step but the fallback claimed its CPU: hand the task over directly */
-	if (step != STAT_FALLBACK)
+	/*
+	 * every step but the fallback claimed its CPU: hand the task over directly.
+	 * differs: not a task still carrying a direct-dispatch verdict from before a
+	 * reload (kernels without 7e0ffb72de8a WARN on a second one): the kernel then
+	 * enqueues it by that verdict, SCX_DSQ_LOCAL of the CPU we return when it was ours.
+	 */
+	if (step != STAT_FALLBACK && p->scx.ddsp_dsq_id == SCX_DSQ_INVALID)
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
 	return cpu;
 }
