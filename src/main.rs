@@ -180,6 +180,54 @@ struct Scheduler<'a> {
     torn_reads: std::cell::Cell<u64>,
     /// --totals-json
     totals_json: bool,
+    /// The kernel's BPF run-time statistics, on while someone reads them.
+    bpf_stats: BpfStats,
+}
+
+/// Holds a `bpf_enable_stats(BPF_STATS_RUN_TIME)` descriptor while stats are read (a
+/// client, or `--stats`) and closes it when no read came for STATS_IDLE: every BPF
+/// program pays two clock reads per run while it is held. The sysctl
+/// `kernel.bpf_stats_enabled` is never written; closing the descriptor (or exiting,
+/// however) undoes what we did.
+struct BpfStats {
+    fd: std::cell::RefCell<Option<std::os::fd::OwnedFd>>,
+    last_read: std::cell::Cell<Instant>,
+}
+
+const STATS_IDLE: Duration = Duration::from_secs(10);
+
+impl BpfStats {
+    fn new() -> Self {
+        Self {
+            fd: std::cell::RefCell::new(None),
+            last_read: std::cell::Cell::new(Instant::now()),
+        }
+    }
+
+    /// A read is coming: make sure the statistics are on.
+    fn reading(&self) {
+        use std::os::fd::FromRawFd;
+        self.last_read.set(Instant::now());
+        let mut fd = self.fd.borrow_mut();
+        if fd.is_none() {
+            // SAFETY: a plain syscall wrapper; a non-negative result is a new descriptor we own.
+            let raw = unsafe {
+                libbpf_rs::libbpf_sys::bpf_enable_stats(libbpf_rs::libbpf_sys::BPF_STATS_RUN_TIME)
+            };
+            if raw >= 0 {
+                *fd = Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) });
+            } else {
+                warn!("{SCHEDULER_NAME}: bpf_enable_stats failed ({raw}); the ns figures stay 0");
+            }
+        }
+    }
+
+    /// Close the descriptor when nobody read for STATS_IDLE.
+    fn idle(&self) {
+        if self.last_read.get().elapsed() > STATS_IDLE {
+            self.fd.borrow_mut().take();
+        }
+    }
 }
 
 impl<'a> Scheduler<'a> {
@@ -211,6 +259,7 @@ impl<'a> Scheduler<'a> {
             attached: Instant::now(),
             torn_reads: std::cell::Cell::new(0),
             totals_json: opts.totals_json,
+            bpf_stats: BpfStats::new(),
         })
     }
 
@@ -329,11 +378,18 @@ impl<'a> Scheduler<'a> {
             // Poll, then sleep: crossbeam's recv_timeout() was seen keeping this thread
             // on a CPU under TCG (a CPU the placement tests then found busy).
             match req_ch.try_recv() {
-                Ok(()) => res_ch.send(self.metrics()?)?,
-                Err(TryRecvError::Empty) => std::thread::sleep(Duration::from_millis(200)),
+                Ok(()) => {
+                    self.bpf_stats.reading();
+                    res_ch.send(self.metrics()?)?
+                }
+                Err(TryRecvError::Empty) => {
+                    self.bpf_stats.idle();
+                    std::thread::sleep(Duration::from_millis(200))
+                }
                 Err(e) => Err(e)?,
             }
             if let Some(every) = stats_every {
+                self.bpf_stats.reading();
                 if last_print.elapsed() >= every {
                     last_print = Instant::now();
                     let cur = self.metrics()?;
@@ -343,6 +399,7 @@ impl<'a> Scheduler<'a> {
             }
         }
         let _ = self.struct_ops.take();
+        self.bpf_stats.fd.borrow_mut().take();
         // Detached: no select_cpu runs any more, so these totals are exact.
         let mut total = self.metrics()?;
         total.interval_s = total.uptime_s;
@@ -412,7 +469,7 @@ impl Printer {
     }
 }
 
-/// (ns, runs) of a program from the kernel's BPF stats (kernel.bpf_stats_enabled).
+/// (ns, runs) of a program from the kernel's BPF stats (on while BpfStats holds them).
 /// Open the BPF object, write the topology and options into it, and load it (the
 /// verifier runs here); nothing is attached yet.
 fn load_skel<'a>(

@@ -186,7 +186,7 @@ pub struct Metrics {
     #[stat(desc = "Lost claims per 1000 wakeups")]
     pub lost_per_1k: f64,
     #[stat(
-        desc = "Mean ns per select_cpu from the kernel's BPF program stats; 0 unless sysctl kernel.bpf_stats_enabled=1"
+        desc = "Mean ns per select_cpu from the kernel's BPF program stats, which scx_sis turns on (bpf_enable_stats) while a client or --stats reads and off 10 s after the last read"
     )]
     pub select_ns: f64,
 
@@ -198,7 +198,7 @@ pub struct Metrics {
     #[stat(desc = "Raw scan-length buckets, 0..63 then >= 64", _om_skip)]
     pub scan_hist: Vec<u64>,
     #[stat(
-        desc = "Kernel BPF stats of each hot-path program (0 unless kernel.bpf_stats_enabled=1)"
+        desc = "Kernel BPF stats of each hot-path program (on while stats are read, as for ns)"
     )]
     pub progs: BTreeMap<String, ProgStats>,
     #[stat(

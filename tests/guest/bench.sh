@@ -183,8 +183,10 @@ while read -r r e suite loads <&3; do
 	[ -n "$e" ] || continue
 	c=${e%%=*} SPEC=${e#*=}
 	# the kernel's BPF statistics cost every BPF program a clock read: on only for the
-	# suites that report them, and then for every configuration alike
-	case $suite in cost | wakeup | tbench) echo 1 ;; *) echo 0 ;; esac >/proc/sys/kernel/bpf_stats_enabled
+	# suites that report them, and then for every configuration alike (held on by
+	# `sis-probe statson`; kernel.bpf_stats_enabled is never written)
+	[ -n "$STATSON" ] && { kill "$STATSON" 2>/dev/null; wait "$STATSON" 2>/dev/null; STATSON=; }
+	case $suite in cost | wakeup | tbench) sis-probe statson >/tmp/statson.log 2>&1 & STATSON=$! ;; esac
 	[ "$suite" = cost ] && is_eevdf "$SPEC" && { echo "bench-skip: suite=cost sched=$c: EEVDF runs no BPF"; continue; }
 	if ! start_sched "$SPEC" "$suite"; then
 		echo "bench-error: suite=$suite sched=$c run=$r: could not start: $(tail -2 /tmp/sched.log | tr '\n' ' ')"
@@ -200,5 +202,6 @@ while read -r r e suite loads <&3; do
 	done
 	stop_sched "$SPEC"
 done 3</tmp/schedule
+[ -n "$STATSON" ] && kill "$STATSON" 2>/dev/null
 echo "bench-kfeatures-after: $(cat $KF 2>/dev/null || echo unreadable)"
 echo "bench-done: runs=$RUNS secs=$SECS cpus=$N kernel=$(uname -r)"

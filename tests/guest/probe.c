@@ -44,6 +44,7 @@
 #include <sys/un.h>
 #include <sched.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -787,9 +788,32 @@ static int bpfstats(void)
 	return 0;
 }
 
+/*
+ * Turn the kernel's BPF run-time statistics on (BPF_ENABLE_STATS) and hold them on
+ * until killed: the bench's cost figures without writing kernel.bpf_stats_enabled.
+ */
+static int statson(void)
+{
+	union bpf_attr a = {};
+	int fd;
+
+	a.enable_stats.type = BPF_STATS_RUN_TIME;
+	fd = sys_bpf(BPF_ENABLE_STATS, &a);
+	if (fd < 0) {
+		fprintf(stderr, "statson: BPF_ENABLE_STATS: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("statson: on\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
+	if (argc == 2 && !strcmp(argv[1], "statson"))
+		return statson();
 	if (argc == 4 && !strcmp(argv[1], "fifo"))
 		return fifo(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "sleepers"))
