@@ -45,6 +45,10 @@ enum Cmd {
     /// Record the instructions the verifier processes for each BPF program on every
     /// supported kernel line into tests/guest/verifier-baseline.txt (the suite's budget).
     Verifier,
+    /// The first minute on your sched_ext machine (as root): scx_sis loads, places a
+    /// wakeup on a whole idle core, switches a feature live and unloads cleanly;
+    /// `check: PASS` or `check: FAIL`. Runs tests/guest/first_check.sh natively.
+    Check,
     /// Print README's kernel table: each supported line, the build the suite tests,
     /// and what scx_sis does without the interfaces that line lacks.
     Kernels,
@@ -253,6 +257,7 @@ fn main() {
         Cmd::Doc { check } => doc::doc(check),
         Cmd::Verifier => suite::verifier_baseline(),
         Cmd::Kernels => kernel::print_table(),
+        Cmd::Check => check_cmd(),
         Cmd::Bench(o) => bench::run(o),
         Cmd::Soak {
             minutes,
@@ -269,6 +274,31 @@ fn main() {
             std::process::exit(2);
         }
     }
+}
+
+/// `cargo xtask check`: refuses in one line (exit 2) without sched_ext, before building.
+fn check_cmd() -> Result<i32> {
+    if !Path::new("/sys/kernel/sched_ext").exists() {
+        eprintln!("xtask check: this kernel has no sched_ext (/sys/kernel/sched_ext is missing): nothing to check here; `cargo xtask run` shows the guest demo");
+        return Ok(2);
+    }
+    setup::ensure()?;
+    build_scheduler()?;
+    let probe = build_probe()?;
+    let dirs = [
+        scx_sis_bin().parent().map(Path::to_path_buf),
+        probe.parent().map(Path::to_path_buf),
+    ];
+    let mut path: Vec<PathBuf> = dirs.into_iter().flatten().collect();
+    path.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    let st = Command::new("sh")
+        .arg(repo_root().join("tests/guest/first_check.sh"))
+        .env("PATH", std::env::join_paths(path).context("joining PATH")?)
+        .status()
+        .context("running tests/guest/first_check.sh")?;
+    Ok(st.code().unwrap_or(1))
 }
 
 fn run_cmd(o: RunOpts) -> Result<i32> {

@@ -88,6 +88,16 @@ pub(crate) fn host_tests(tally: &mut Tally, kernels: &[Kernel]) -> Result<()> {
         || format!("exit {code}, stderr: {err}"),
     );
 
+    // the host has no sched_ext: the first check refuses in one line, before building
+    let (code, err) = run(&["check"])?;
+    tally.check(
+        "host/check-no-sched_ext",
+        code == 2
+            && err.trim().lines().count() == 1
+            && err.contains("this kernel has no sched_ext"),
+        || format!("exit {code}, stderr: {err}"),
+    );
+
     let dir = vm::tempdir("xtask-nosched")?;
     let k = &kernels[0];
     std::os::unix::fs::symlink(&k.vmlinuz, dir.join("vmlinuz-0.1-nosched"))?;
