@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# bench.sh RUNS SECS SCHEDS SCHEDULE: the guest half of `cargo xtask bench`.
+# bench.sh RUNS SECS SCHEDS SCHEDULE: the guest half of `cargo xtask bench`, or on a
+# sched_ext host its native half (then it restores what it changed however it ends).
 # SCHEDS: LABEL=SPEC,... with SPEC eevdf, eevdf:NO_X+Y (the kernel's own features, set
 # in /sys/kernel/debug/sched/features for the run and restored after), sis, sis:NO_X+Y,
 # or a peer scheduler's binary. SCHEDULE: the host's seeded order, one scheduler start
@@ -7,12 +8,14 @@
 # Every figure is one line
 #   bench: suite=S sched=LABEL run=R load=L metric=value ...   (bench-warmup: for run 0)
 # and scx_sis's own per-second JSON during a measurement is one `bench-mon:` line each.
-. /tests/lib.sh
+T=$(cd "$(dirname "$0")" && pwd)
+. "$T/lib.sh"
 RUNS=$1 SECS=$2 SCHEDS=$(echo "$3" | tr , ' ') SCHEDULE=$4
 N=$(nproc)
 KF=/sys/kernel/debug/sched/features
 ip link set lo up
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+MOUNTED=
+grep -qs ' /sys/kernel/debug ' /proc/mounts || { mount -t debugfs none /sys/kernel/debug && MOUNTED=1; }
 # the kernel's own features as found: every EEVDF figure is read against these
 echo "bench-kfeatures: $(cat $KF 2>/dev/null || echo unreadable)"
 # kfeat_ok NAME: the kernel has scheduler feature NAME (with or without NO_)
@@ -28,7 +31,17 @@ for e in $SCHEDS; do
 	esac
 done
 tbench_srv >/dev/null 2>&1 &
+TBSRV=$!
 sleep 1
+# whatever ends the bench (the end, Ctrl-C, a kill): no scheduler of ours left loaded,
+# the kernel's features as found, the statistics holder and the server gone
+cleanup() {
+	[ -n "$SPEC" ] && stop_sched "$SPEC" >/dev/null 2>&1
+	[ -n "$STATSON" ] && kill "$STATSON" 2>/dev/null
+	kill "$TBSRV" 2>/dev/null
+	[ -n "$MOUNTED" ] && umount /sys/kernel/debug 2>/dev/null
+}
+trap 'echo "bench-interrupted: restoring"; cleanup; exit 130' INT TERM
 
 # set_kfeats SPEC: write eevdf:F1+F2's features, remembering how to undo each
 set_kfeats() {
@@ -83,6 +96,11 @@ emit() {
 		echo "bench-error: suite=$s sched=$c run=$r load=$l: scheduler ejected, figure dropped: $(grep EXIT /tmp/sched.log | tail -1)"
 		return
 	fi
+	# a hotplug restart of scx_sis leaves the kernel's own scheduler running meanwhile
+	case $SPEC in sis*) if [ "$(status attaches)" != "$ATT0" ]; then
+		echo "bench-error: suite=$s sched=$c run=$r load=$l: scx_sis restarted during the measurement (attaches $ATT0 -> $(status attaches)): part of it ran on the kernel's own scheduler, figure dropped"
+		return
+	fi ;; esac
 	if [ "$r" = 0 ]; then echo "bench-warmup: suite=$s sched=$c run=$r load=$l $*"; else echo "bench: suite=$s sched=$c run=$r load=$l $*"; fi
 }
 # monitor_start: scx_sis's per-second JSON while a measurement runs. Every other
@@ -149,7 +167,7 @@ measure() { # SUITE CONF RUN LOAD
 		monitor_stop "$@"
 		emit "$@" $r $b
 		if command -v schbench >/dev/null; then
-			emit "$@" $(schbench -m 2 -t $(($4 / 2 + 1)) -r "$SECS" 2>&1 | awk -f /tests/schbench.awk)
+			emit "$@" $(schbench -m 2 -t $(($4 / 2 + 1)) -r "$SECS" 2>&1 | awk -f "$T/schbench.awk")
 		fi ;;
 	hackbench)
 		v=$(hackbench -g "$4" -l $((SECS * 20)) 2>&1 | awk '/^Time:/ {print $2}')
@@ -194,6 +212,7 @@ while read -r r e suite loads <&3; do
 		continue
 	fi
 	for l in $(echo "$loads" | tr , ' '); do
+		ATT0=$(status attaches)
 		measure "$suite" "$c" "$r" "$l" </dev/null
 		if ! is_eevdf "$SPEC" && [ "$(state)" != enabled ]; then
 			echo "bench-error: suite=$suite sched=$c run=$r load=$l: scheduler ejected: $(grep EXIT /tmp/sched.log | tail -1)"
@@ -202,6 +221,7 @@ while read -r r e suite loads <&3; do
 	done
 	stop_sched "$SPEC"
 done 3</tmp/schedule
-[ -n "$STATSON" ] && kill "$STATSON" 2>/dev/null
+SPEC=
 echo "bench-kfeatures-after: $(cat $KF 2>/dev/null || echo unreadable)"
+cleanup
 echo "bench-done: runs=$RUNS secs=$SECS cpus=$N kernel=$(uname -r)"

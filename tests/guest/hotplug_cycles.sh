@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# suite: hotplug-cycles 1:4:2 every 600
+# suite: hotplug-cycles 1:4:2 every 900
 # hotplug_cycles.sh: 10 offline/online cycles while hackbench runs, including CPU 0's
 # sibling and a whole core, then 10 back-to-back cycles faster than a restart takes.
 # Each online CPU is unknown to the topology loaded while it was offline until the

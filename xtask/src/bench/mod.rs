@@ -4,6 +4,7 @@
 //! threads (value per run, average, ratio to the first configuration), CSV, JSON and
 //! one SVG plot per suite under target/bench/.
 
+mod native;
 pub mod parse;
 mod plot;
 mod report;
@@ -74,6 +75,10 @@ pub struct BenchOpts {
     /// as BENCHMARKS.md quotes it (`cargo xtask doc` regenerates those quotes).
     #[arg(long, requires = "from")]
     part: Option<String>,
+    /// On a sched_ext host, run in a guest anyway (by default the bench runs natively
+    /// there, on the host's own CPUs).
+    #[arg(long)]
+    guest_only: bool,
     #[command(flatten)]
     guest: GuestOpts,
 }
@@ -185,8 +190,19 @@ impl Plan {
         out
     }
 
+    /// bench.sh's arguments: RUNS SECS SCHEDS SCHEDULE.
+    fn args(&self) -> Vec<String> {
+        let (confs, sched) = self.confs_and_schedule();
+        vec![self.runs.to_string(), self.secs.to_string(), confs, sched]
+    }
+
     /// The guest command.
     fn command(&self) -> String {
+        let a = self.args();
+        format!("sh /tests/bench.sh {} {} '{}' '{}'", a[0], a[1], a[2], a[3])
+    }
+
+    fn confs_and_schedule(&self) -> (String, String) {
         let confs: Vec<String> = self
             .scheds
             .iter()
@@ -206,13 +222,7 @@ impl Plan {
                 )
             })
             .collect();
-        format!(
-            "sh /tests/bench.sh {} {} '{}' '{}'",
-            self.runs,
-            self.secs,
-            confs.join(","),
-            sched.join(";")
-        )
+        (confs.join(","), sched.join(";"))
     }
 
     /// Rough guest time: every measurement plus a scheduler start and stop.
@@ -324,8 +334,12 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
     if let Some(dir) = o.from.clone() {
         return from_data(&o, &dir);
     }
+    let native = !o.guest_only && native::host_has_sched_ext();
+    if native {
+        native::preflight()?;
+    }
     let preset = preset(&o.suite);
-    if let Some(p) = &preset {
+    if let Some(p) = preset.as_ref().filter(|_| !native) {
         if o.guest.topology.cpus() < p.min_cpus || o.guest.topology.llcs < p.min_llcs {
             println!(
                 "bench {}: --topology {} ({} CPUs, {} LLCs per socket), the smallest guest this comparison means anything on",
@@ -333,12 +347,18 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
             );
             o.guest.topology = p.topology.parse().map_err(anyhow::Error::msg)?;
         }
+    }
+    if let Some(p) = &preset {
         o.sched.get_or_insert_with(|| p.sched.to_string());
         if o.vs.is_none() {
             o.vs = p.vs.map(str::to_string);
         }
     }
-    let cpus = o.guest.topology.cpus();
+    let cpus = if native {
+        std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+    } else {
+        o.guest.topology.cpus()
+    };
     let names = preset.as_ref().map_or(o.suite.as_str(), |p| p.suites);
     let suites = names
         .split(',')
@@ -359,20 +379,25 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
         .split(',')
         .map(|c| parse_conf(c.trim()))
         .collect::<Result<Vec<_>>>()?;
-    setup::ensure()?;
-    if !o.guest.no_build {
-        build_scheduler()?;
+    // natively with --no-build, scx_sis and sis-probe come from PATH
+    let mut bins = Vec::new();
+    if !(native && o.guest.no_build) {
+        setup::ensure()?;
+        if !o.guest.no_build {
+            build_scheduler()?;
+        }
+        if native {
+            bins.push(crate::scx_sis_bin()); // a guest gets it from GuestOpts::config
+        }
+        bins.push(build_probe()?);
     }
-    let probe = build_probe()?;
-    let mut cfg = o.guest.config(true)?;
-    cfg.with.push(probe);
     let (mut scheds, mut specs) = (vec![], vec![]);
     for (label, spec) in confs {
         let ours = spec == "eevdf" || spec.starts_with("eevdf:") || spec == "sis";
         if !ours && !spec.starts_with("sis:") {
             // a peer that cannot be installed is an error, never a missing column
             let bin = peer(&spec).with_context(|| format!("--sched {label}={spec}"))?;
-            cfg.with.push(bin);
+            bins.push(bin);
         }
         anyhow::ensure!(
             !scheds.contains(&label),
@@ -396,23 +421,39 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
         seed,
         warmup: !o.no_warmup,
     };
-    cfg.timeout = cfg
-        .timeout
-        .max(std::time::Duration::from_secs(plan.timeout_s()));
-    let mode = if cfg.tcg_multi { "multi" } else { "single" };
-    let qemu = vm::qemu_version().map_or("?".into(), |(a, b)| format!("{a}.{b}"));
-    let header = format!(
-        "{} guest ({cpus} vCPUs), kernel {}, qemu {qemu} TCG thread={mode}, {} run(s) x {} s{}, order --seed {}, {}",
-        o.guest.topology,
-        cfg.kernel.version,
+    let runs = format!(
+        "{} run(s) x {} s{}, order --seed {}, {}",
         plan.runs,
         plan.secs,
-        if plan.warmup { " after a discarded warm-up" } else { "" },
+        if plan.warmup {
+            " after a discarded warm-up"
+        } else {
+            ""
+        },
         plan.seed,
         today()
     );
-    println!("bench: {header}");
-    let res = vm::run(&cfg, &plan.command())?;
+    let (res, header, mut errors) = if native {
+        run_native(&plan, &bins, &runs)?
+    } else {
+        let mut cfg = o.guest.config(true)?;
+        cfg.with.extend(bins);
+        cfg.timeout = cfg
+            .timeout
+            .max(std::time::Duration::from_secs(plan.timeout_s()));
+        let mode = if cfg.tcg_multi { "multi" } else { "single" };
+        let qemu = vm::qemu_version().map_or("?".into(), |(a, b)| format!("{a}.{b}"));
+        let header = format!(
+            "{} guest ({cpus} vCPUs), kernel {}, qemu {qemu} TCG thread={mode}, {runs}",
+            o.guest.topology, cfg.kernel.version,
+        );
+        println!("bench: {header}");
+        (vm::run(&cfg, &plan.command())?, header, 0)
+    };
+    if res.code == 130 && native {
+        println!("bench: interrupted; sched_ext state {}", native::state());
+        return Ok(130);
+    }
     if let Some(l) = res.output.lines().find(|l| l.starts_with("bench-fatal: ")) {
         bail!("{}", &l["bench-fatal: ".len()..]);
     }
@@ -442,7 +483,6 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
     }
     let header =
         format!("{header}; EEVDF sched features as found (eevdf:X runs change X alone): {kfeat}");
-    let mut errors = 0;
     for l in res.output.lines() {
         if l.starts_with("bench-error") || l.starts_with("bench-skip") {
             println!("{l}");
@@ -494,6 +534,45 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
         return Ok(1);
     }
     Ok(0)
+}
+
+/// bench.sh on this host's CPUs: the output as a guest's would be, the header, and the
+/// errors found in what the run left behind (settings changed, a scheduler loaded).
+fn run_native(plan: &Plan, bins: &[PathBuf], runs: &str) -> Result<(vm::VmResult, String, usize)> {
+    let header = format!("{}, {runs}", native::describe());
+    println!("bench: {header}");
+    let tests = std::env::var_os("SCX_SIS_TESTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("tests/guest"));
+    let dirs: Vec<PathBuf> = bins
+        .iter()
+        .filter_map(|b| b.parent().map(std::path::Path::to_path_buf))
+        .collect();
+    let before = native::settings();
+    let (output, code) = native::run(&tests, &plan.args(), &dirs)?;
+    let after = native::settings();
+    let mut errors = 0;
+    if before != after {
+        println!("bench-error: settings not restored: before '{before}', after '{after}'");
+        errors += 1;
+    } else {
+        println!("bench: settings as found ({before})");
+    }
+    if native::state() != "disabled" {
+        println!(
+            "bench-error: sched_ext is {} after the bench, not disabled",
+            native::state()
+        );
+        errors += 1;
+    }
+    let res = vm::VmResult {
+        output,
+        code,
+        failure: None,
+        boot_secs: 0.0,
+        total_secs: 0.0,
+    };
+    Ok((res, header, errors))
 }
 
 fn today() -> String {

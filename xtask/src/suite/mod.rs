@@ -29,6 +29,8 @@ pub(crate) struct VmTest {
     pub(crate) kernel: Kernel,
     pub(crate) topo: String,
     pub(crate) numa: bool,
+    /// CPUs brought online at boot, fewer than the topology's (the suite's `maxcpus=N`).
+    pub(crate) maxcpus: Option<u32>,
     pub(crate) cmd: String,
     /// The guest command's expected exit status.
     pub(crate) rc: i32,
@@ -238,6 +240,9 @@ mod tests {
             ("topology-1:4:1-exit7", On::Newest, 7, 300)
         );
         assert_eq!(s.cmd, "sh /tests/topology.sh 1 4 1; exit 7");
+        let s = parse_spec("big.sh", "big 1:4:2 newest 900 numa maxcpus=6").unwrap();
+        assert_eq!((s.maxcpus, s.numa), (Some(6), true));
+        assert!(parse_spec("big.sh", "big 1:4:2 newest 9 maxcpus=x").is_err());
         let s = parse_spec("counters.sh", "counters 2:2:2 every 400 numa").unwrap();
         assert!(s.numa && s.on == On::Every && s.cmd == "sh /tests/counters.sh");
         assert_eq!(

@@ -32,6 +32,9 @@ pub(crate) struct Spec {
     pub(crate) timeout: u64,
     pub(crate) numa: bool,
     pub(crate) rc: i32,
+    /// `maxcpus=N`: the kernel brings only N CPUs online at boot (its maxcpus= option);
+    /// the others are possible and present but offline when scx_sis loads.
+    pub(crate) maxcpus: Option<u32>,
     pub(crate) cmd: String,
 }
 
@@ -61,16 +64,17 @@ pub(crate) fn parse_spec(script: &str, line: &str) -> Result<Spec, String> {
     let timeout = timeout
         .parse()
         .map_err(|_| format!("{script}: suite {name}: timeout '{timeout}' is not seconds"))?;
-    let (mut numa, mut rc) = (false, 0);
+    let (mut numa, mut rc, mut maxcpus) = (false, 0, None);
     for opt in rest {
-        match opt.strip_prefix("rc=") {
-            Some(n) => {
-                rc = n
-                    .parse()
-                    .map_err(|_| format!("{script}: suite {name}: bad {opt}"))?
-            }
-            None if *opt == "numa" => numa = true,
-            None => return Err(format!("{script}: suite {name}: unknown option '{opt}'")),
+        let bad = || format!("{script}: suite {name}: bad {opt}");
+        if let Some(n) = opt.strip_prefix("rc=") {
+            rc = n.parse().map_err(|_| bad())?;
+        } else if let Some(n) = opt.strip_prefix("maxcpus=") {
+            maxcpus = Some(n.parse().map_err(|_| bad())?);
+        } else if *opt == "numa" {
+            numa = true;
+        } else {
+            return Err(format!("{script}: suite {name}: unknown option '{opt}'"));
         }
     }
     Ok(Spec {
@@ -80,6 +84,7 @@ pub(crate) fn parse_spec(script: &str, line: &str) -> Result<Spec, String> {
         timeout,
         numa,
         rc,
+        maxcpus,
         cmd: format!("sh /tests/{script}{args}"),
     })
 }
@@ -131,6 +136,7 @@ pub(crate) fn vm_tests(ks: &TestKernels) -> Result<Vec<VmTest>> {
                 kernel: k.clone(),
                 topo: s.topo.clone(),
                 numa: s.numa,
+                maxcpus: s.maxcpus,
                 cmd: if refused {
                     format!("{} refused", s.cmd)
                 } else {

@@ -35,7 +35,17 @@ pub(crate) fn test_guest(
 pub(crate) fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tally>) {
     let start = Instant::now();
     let topology = t.topo.parse::<Topology>().expect("valid test topology");
-    let cfg = test_guest(&t.kernel, topology, t.numa, probe, t.timeout, 120);
+    let mut cfg = test_guest(&t.kernel, topology, t.numa, probe, t.timeout, 120);
+    if let Some(n) = t.maxcpus {
+        cfg.kernel_args = format!("maxcpus={n}");
+    }
+    // a `native` bench test runs this very xtask inside the guest, as on a user's host
+    if t.cmd.contains("/tests/native_bench") {
+        match std::env::current_exe() {
+            Ok(me) => cfg.with.push(me),
+            Err(e) => eprintln!("xtask: cannot locate itself for {}: {e}", t.name),
+        }
+    }
     let res = vm::run(&cfg, &t.cmd);
     let mut tally = tally.lock().unwrap();
     let took = start.elapsed().as_secs_f64();
