@@ -77,8 +77,12 @@ pub struct BenchOpts {
     part: Option<String>,
     /// On a sched_ext host, run in a guest anyway (by default the bench runs natively
     /// there, on the host's own CPUs).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "native")]
     guest_only: bool,
+    /// Run natively or not at all: refuse in one line on a kernel without sched_ext
+    /// (instead of falling back to a guest).
+    #[arg(long)]
+    native: bool,
     #[command(flatten)]
     guest: GuestOpts,
 }
@@ -333,6 +337,9 @@ fn from_data(o: &BenchOpts, dir: &std::path::Path) -> Result<i32> {
 pub fn run(mut o: BenchOpts) -> Result<i32> {
     if let Some(dir) = o.from.clone() {
         return from_data(&o, &dir);
+    }
+    if o.native && !native::host_has_sched_ext() {
+        bail!("--native: this kernel has no sched_ext (/sys/kernel/sched_ext is missing)");
     }
     let native = !o.guest_only && native::host_has_sched_ext();
     if native {

@@ -88,7 +88,16 @@ pub(crate) fn host_tests(tally: &mut Tally, kernels: &[Kernel]) -> Result<()> {
         || format!("exit {code}, stderr: {err}"),
     );
 
-    // the host has no sched_ext: the first check refuses in one line, before building
+    // the host has no sched_ext: a native bench refuses in one line, before building
+    let (code, err) = run(&["bench", "wakeup", "--native"])?;
+    tally.check(
+        "host/bench-native-no-sched_ext",
+        code == 2
+            && err.trim().lines().count() == 1
+            && err.contains("this kernel has no sched_ext"),
+        || format!("exit {code}, stderr: {err}"),
+    );
+    // ... and so does the first check
     let (code, err) = run(&["check"])?;
     tally.check(
         "host/check-no-sched_ext",
