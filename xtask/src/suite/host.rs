@@ -88,24 +88,24 @@ pub(crate) fn host_tests(tally: &mut Tally, kernels: &[Kernel]) -> Result<()> {
         || format!("exit {code}, stderr: {err}"),
     );
 
-    // the host has no sched_ext: a native bench refuses in one line, before building
-    let (code, err) = run(&["bench", "wakeup", "--native"])?;
-    tally.check(
-        "host/bench-native-no-sched_ext",
-        code == 2
-            && err.trim().lines().count() == 1
-            && err.contains("this kernel has no sched_ext"),
-        || format!("exit {code}, stderr: {err}"),
-    );
-    // ... and so does the first check
-    let (code, err) = run(&["check"])?;
-    tally.check(
-        "host/check-no-sched_ext",
-        code == 2
-            && err.trim().lines().count() == 1
-            && err.contains("this kernel has no sched_ext"),
-        || format!("exit {code}, stderr: {err}"),
-    );
+    // the host has no sched_ext: a native bench and the first check refuse in one
+    // line, before building anything
+    for (name, args) in [
+        (
+            "host/bench-native-no-sched_ext",
+            &["bench", "wakeup", "--native"][..],
+        ),
+        ("host/check-no-sched_ext", &["check"][..]),
+    ] {
+        let (code, err) = run(args)?;
+        tally.check(
+            name,
+            code == 2
+                && err.trim().lines().count() == 1
+                && err.contains("this kernel has no sched_ext"),
+            || format!("exit {code}, stderr: {err}"),
+        );
+    }
 
     let dir = vm::tempdir("xtask-nosched")?;
     let k = &kernels[0];
