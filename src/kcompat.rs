@@ -14,8 +14,10 @@ pub struct Cap {
     pub what: &'static str,
     /// What scx_sis does on a kernel without it.
     pub without: &'static str,
-    /// The kernel symbol (BTF name) whose presence is the test.
-    ksym: &'static str,
+    /// The kernel symbols (BTF names), any of which present is the test.
+    ksyms: &'static [&'static str],
+    /// Also require the line `since` (the BPF side gates on the version too).
+    by_version: bool,
 }
 
 #[cfg(test)]
@@ -30,21 +32,25 @@ pub const CAPS: &[Cap] = &[
         since: (6, 19),
         what: "scx_bpf_task_set_slice() / scx_bpf_task_set_dsq_vtime() set a task's slice and vtime (7.1 and 7.2 log a deprecation for direct writes)",
         without: "writes p->scx.slice and p->scx.dsq_vtime directly",
-        ksym: "scx_bpf_task_set_slice",
+        ksyms: &["scx_bpf_task_set_slice"],
+        by_version: false,
     },
     Cap {
         name: "reenqueue_from_sched_switch",
         since: (6, 19),
         what: "a sched_switch tracepoint re-enqueues a CPU's local tasks when an RT or deadline task takes it (ops.cpu_release is deprecated from 6.19)",
         without: "ops.cpu_release does that re-enqueue",
-        ksym: "scx_bpf_reenqueue_local___v2",
+        // the compat wrapper prefers the generic re-enqueue (7.1+) where it exists
+        ksyms: &["scx_bpf_reenqueue_local___v2", "scx_bpf_dsq_reenq"],
+        by_version: false,
     },
     Cap {
         name: "scx_bpf_dsq_peek",
         since: (7, 1),
         what: "scx_bpf_dsq_peek() reads a queue's head without locking (6.19 and 7.0 have it, but it can miss a FIFO queue's head)",
         without: "reads a queue's head through a DSQ iterator",
-        ksym: "scx_bpf_dsq_peek",
+        ksyms: &["scx_bpf_dsq_peek"],
+        by_version: true,
     },
 ];
 
@@ -73,9 +79,12 @@ pub fn probe() -> Result<Vec<bool>> {
     let (_, line) = release()?;
     CAPS.iter()
         .map(|c| {
-            let sym = scx_utils::compat::ksym_exists(c.ksym)
-                .with_context(|| format!("looking up {} in the kernel's BTF", c.ksym))?;
-            Ok(sym && line >= c.since)
+            let mut sym = false;
+            for k in c.ksyms {
+                sym |= scx_utils::compat::ksym_exists(k)
+                    .with_context(|| format!("looking up {k} in the kernel's BTF"))?;
+            }
+            Ok(sym && (!c.by_version || line >= c.since))
         })
         .collect()
 }
@@ -136,7 +145,11 @@ mod tests {
             "kernel 7.3.4: every interface scx_sis uses is present"
         );
         assert_eq!(CAPS[SET_SLICE].name, "scx_bpf_task_set_slice");
-        assert_eq!(CAPS[REENQ_ANYWHERE].ksym, "scx_bpf_reenqueue_local___v2");
+        assert_eq!(
+            CAPS[REENQ_ANYWHERE].ksyms[0],
+            "scx_bpf_reenqueue_local___v2"
+        );
+        assert!(CAPS[DSQ_PEEK].by_version && !CAPS[SET_SLICE].by_version);
         assert_eq!(CAPS[DSQ_PEEK].since, (7, 1));
     }
 }

@@ -101,6 +101,11 @@ struct Opts {
     #[arg(long, value_name = "PREFIX", default_value = "", value_parser = quality_comm)]
     quality_comm: String,
 
+    /// Never turn the kernel's BPF run-time statistics on for a stats read (the `ns`
+    /// figures then come only from whoever else holds them on, as the bench does).
+    #[arg(long)]
+    no_bpf_stats: bool,
+
     /// Describe every stats field and exit.
     #[arg(long)]
     help_stats: bool,
@@ -192,15 +197,20 @@ struct Scheduler<'a> {
 struct BpfStats {
     fd: std::cell::RefCell<Option<std::os::fd::OwnedFd>>,
     last_read: std::cell::Cell<Instant>,
+    warned: std::cell::Cell<bool>,
+    /// --no-bpf-stats: never turn them on (a bench holds them on for everyone alike)
+    off: bool,
 }
 
 const STATS_IDLE: Duration = Duration::from_secs(10);
 
 impl BpfStats {
-    fn new() -> Self {
+    fn new(off: bool) -> Self {
         Self {
             fd: std::cell::RefCell::new(None),
             last_read: std::cell::Cell::new(Instant::now()),
+            warned: std::cell::Cell::new(false),
+            off,
         }
     }
 
@@ -208,6 +218,9 @@ impl BpfStats {
     fn reading(&self) {
         use std::os::fd::FromRawFd;
         self.last_read.set(Instant::now());
+        if self.off {
+            return;
+        }
         let mut fd = self.fd.borrow_mut();
         if fd.is_none() {
             // SAFETY: a plain syscall wrapper; a non-negative result is a new descriptor we own.
@@ -216,7 +229,7 @@ impl BpfStats {
             };
             if raw >= 0 {
                 *fd = Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) });
-            } else {
+            } else if !self.warned.replace(true) {
                 warn!("{SCHEDULER_NAME}: bpf_enable_stats failed ({raw}); the ns figures stay 0");
             }
         }
@@ -259,7 +272,7 @@ impl<'a> Scheduler<'a> {
             attached: Instant::now(),
             torn_reads: std::cell::Cell::new(0),
             totals_json: opts.totals_json,
-            bpf_stats: BpfStats::new(),
+            bpf_stats: BpfStats::new(opts.no_bpf_stats),
         })
     }
 
@@ -581,11 +594,14 @@ fn verifier_hint(e: anyhow::Error) -> anyhow::Error {
     // a packaging fault of the kernel build (Debian's 7.1 line), not of scx_sis: one line
     let bad = scx_utils::compat::malformed_scx_kfuncs();
     if let Some(first) = bad.first() {
+        // the root cause first; libbpf's own error (its last line) after it
+        let root = e.root_cause().to_string();
         return anyhow::anyhow!(
             "this kernel's BTF was generated with pahole older than 1.26: {} sched_ext kfuncs \
              ({first}, ...) have malformed prototypes, so no sched_ext scheduler loads on \
-             this build; boot a kernel built with pahole 1.26 or newer",
-            bad.len()
+             this build; boot a kernel built with pahole 1.26 or newer ({})",
+            bad.len(),
+            root.lines().last().unwrap_or("")
         );
     }
     let tail = libbpf_log::verifier_tail(15);

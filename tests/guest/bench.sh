@@ -14,7 +14,16 @@ RUNS=$1 SECS=$2 SCHEDS=$(echo "$3" | tr , ' ') SCHEDULE=$4
 N=$(nproc)
 KF=/sys/kernel/debug/sched/features
 ip link set lo up
-MOUNTED=
+MOUNTED= SPEC= STATSON= TBSRV= HOGS= MON=
+# whatever ends the bench (the end, Ctrl-C, a kill, a fatal error): no scheduler of
+# ours left loaded, the kernel's features as found, every helper gone (children of a
+# script ignore SIGINT, so each is killed here), debugfs as found
+cleanup() {
+	[ -n "$SPEC" ] && stop_sched "$SPEC" >/dev/null 2>&1
+	for p in $STATSON $TBSRV $HOGS $MON; do kill "$p" 2>/dev/null; done
+	[ -n "$MOUNTED" ] && umount /sys/kernel/debug 2>/dev/null
+}
+trap 'echo "bench-interrupted: restoring"; cleanup; exit 130' INT TERM
 grep -qs ' /sys/kernel/debug ' /proc/mounts || { mount -t debugfs none /sys/kernel/debug && MOUNTED=1; }
 # the kernel's own features as found: every EEVDF figure is read against these
 echo "bench-kfeatures: $(cat $KF 2>/dev/null || echo unreadable)"
@@ -26,6 +35,7 @@ for e in $SCHEDS; do
 		for f in $(echo "${spec#eevdf:}" | tr + ' '); do
 			kfeat_ok "${f#NO_}" && continue
 			echo "bench-fatal: unknown kernel scheduler feature '$f' in $spec (kernel $(uname -r) has: $(cat $KF))"
+			cleanup
 			exit 1
 		done ;;
 	esac
@@ -33,15 +43,6 @@ done
 tbench_srv >/dev/null 2>&1 &
 TBSRV=$!
 sleep 1
-# whatever ends the bench (the end, Ctrl-C, a kill): no scheduler of ours left loaded,
-# the kernel's features as found, the statistics holder and the server gone
-cleanup() {
-	[ -n "$SPEC" ] && stop_sched "$SPEC" >/dev/null 2>&1
-	[ -n "$STATSON" ] && kill "$STATSON" 2>/dev/null
-	kill "$TBSRV" 2>/dev/null
-	[ -n "$MOUNTED" ] && umount /sys/kernel/debug 2>/dev/null
-}
-trap 'echo "bench-interrupted: restoring"; cleanup; exit 130' INT TERM
 
 # set_kfeats SPEC: write eevdf:F1+F2's features, remembering how to undo each
 set_kfeats() {
@@ -71,7 +72,8 @@ start_sched() {
 		set -- "$1" "$2" -f "$f" $q
 		[ "$q" = --quality-comm ] && set -- "$@" sis-worker
 		shift 2
-		start_sis /tmp/sched.log "$@" ;;
+		# the statistics are on for every configuration alike (statson) or for none
+		start_sis /tmp/sched.log --no-bpf-stats "$@" ;;
 	*)
 		"$1" >/tmp/sched.log 2>&1 &
 		SIS_PID=$!
@@ -115,7 +117,7 @@ monitor_start() {
 	esac
 }
 monitor_stop() { # SUITE CONF RUN LOAD
-	kill $MON 2>/dev/null; wait $MON 2>/dev/null
+	kill $MON 2>/dev/null; wait $MON 2>/dev/null; MON=
 	[ "$3" = 0 ] || [ ! -s /tmp/mon.json ] && return
 	grep '^{' /tmp/mon.json | sed "s/^/bench-mon: suite=$1 sched=$2 run=$3 load=$4 /"
 }
@@ -177,15 +179,16 @@ measure() { # SUITE CONF RUN LOAD
 		emit "$@" usecs_op=${v:-nan} ;;
 	cost)
 		is_eevdf "$SPEC" && { echo "bench-skip: suite=cost sched=$2: EEVDF runs no BPF"; return; }
-		hogs=""
-		for i in $(seq 1 "$4"); do sis-probe spin -1 & hogs="$hogs $!"; done
+		HOGS=""
+		for i in $(seq 1 "$4"); do sis-probe spin -1 & HOGS="$HOGS $!"; done
 		sleep 1
 		monitor_start
 		bpf_snap
 		p=$(sis-probe msg 2 2 "$SECS" 100)
 		b=$(bpf_delta)
 		monitor_stop "$@"
-		[ -n "$hogs" ] && kill $hogs && wait $hogs 2>/dev/null
+		[ -n "$HOGS" ] && kill $HOGS && wait $HOGS 2>/dev/null
+		HOGS=""
 		emit "$@" hogs=$4 ${p#msg: } $b ;;
 	placement)
 		monitor_start

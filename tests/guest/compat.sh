@@ -18,7 +18,7 @@ if [ "$1" = refused ]; then
 	check refused-left-default "state=$(state)" [ "$(state)" = disabled ]
 	exit 0
 fi
-plan 12
+plan 14
 sibs=$(cat /sys/devices/system/cpu/cpu4/topology/thread_siblings_list)
 check guest-topology "cpu4's siblings on $K: $sibs (want 4-5)" [ "$sibs" = 4-5 ]
 start_sis /tmp/c.log || fail start "$(tail -3 /tmp/c.log)"
@@ -48,7 +48,25 @@ i=0; while [ "$(status cpus)" != 8 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1
 wait_state enabled 60
 check set-survives-restart "$(scx_sis --set 2>&1)" sh -c 'scx_sis --set | grep -q "NO_IDLE_CORE"'
 check same-loader "pid $PID0" kill -0 $PID0
+# an RT task wakes on busy CPU 1 30 times (1 ms each): the sched_ext task it preempts
+# goes back through ops.enqueue with SCX_ENQ_REENQ, by ops.cpu_release before 6.19 and
+# by the sched_switch hook after
+stress-ng --cpu 8 --timeout 6s --quiet & SNG=$!
+sleep 1
+sis-probe rtwake 1 30 50000 >/tmp/rt.log 2>&1
+wait $SNG
+check still-enabled "state=$(state)" [ "$(state)" = enabled ]
 stop_sis
+r=$(total reenq /tmp/c.log)
+# asserted where no deadline server runs the preempted task (before 7.0: ext_server);
+# from 7.0 it runs anyway, and the count is shown only (0 on 7.3.4 in this test)
+ES=/sys/kernel/debug/sched/ext_server/cpu1/runtime
+if [ -d /sys/kernel/debug/sched/ext_server ]; then
+	echo "# $K: ext_server present, reenq=${r:-none} after 30 RT wakeups on busy CPU 1"
+	check rt-reenqueue-or-ext-server "ext_server's runtime on CPU 1: $(cat $ES 2>&1)" sh -c "[ \"\$(cat $ES)\" -gt 0 ]"
+else
+	check rt-reenqueue-or-ext-server "reenq=${r:-none} after 30 RT wakeups on busy CPU 1 ($(cat /tmp/rt.log))" [ "${r:-0}" -gt 0 ]
+fi
 check exit-0 "exit $SIS_RC: $(tail -3 /tmp/c.log)" [ "$SIS_RC" = 0 ]
 check unloaded "state=$(state)" wait_state disabled 5
 grep -m1 "kernel $K" /tmp/c.log | sed 's/^.*INFO. /# /'

@@ -230,6 +230,29 @@ static int fifo(int cpu, int secs)
 	return 0;
 }
 
+static void spin_us(int us);
+
+/*
+ * A SCHED_FIFO task on @cpu that wakes @n times, @us apart, and runs 1 ms each time:
+ * every wakeup takes the CPU from whatever sched_ext task runs there.
+ */
+static int rtwake(int cpu, int n, int us)
+{
+	struct sched_param sp = { .sched_priority = 50 };
+
+	pin(cpu);
+	if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+		perror("sched_setscheduler");
+		return 2;
+	}
+	for (int i = 0; i < n; i++) {
+		usleep(us);
+		spin_us(1000);
+	}
+	printf("rtwake: %d wakeups on CPU %d\n", n, cpu);
+	return 0;
+}
+
 static void *sleeper(void *arg)
 {
 	sleep((unsigned int)(long)arg);
@@ -814,6 +837,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (argc == 2 && !strcmp(argv[1], "statson"))
 		return statson();
+	if (argc == 5 && !strcmp(argv[1], "rtwake"))
+		return rtwake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "fifo"))
 		return fifo(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "sleepers"))

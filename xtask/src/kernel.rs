@@ -98,16 +98,34 @@ pub fn refused(ver: &str) -> Option<&'static str> {
         .map(|(_, why)| *why)
 }
 
-/// Every line's kernel: from the shared copies or the cache, else downloaded (cached).
-pub fn line_kernels(root: &Path) -> Result<Vec<Kernel>> {
-    LINES
+/// Every line's kernel: the pinned build from the shared copies or the cache, else
+/// downloaded (cached); when that fails (Debian drops old builds), the newest build of
+/// the same line found locally. Lines with neither come back as (line, why).
+pub fn line_kernels(root: &Path) -> (Vec<Kernel>, Vec<(String, String)>) {
+    let (mut found, mut missing) = (Vec::new(), Vec::new());
+    for (line, ver) in LINES {
+        let pinned = by_version(root, ver).and_then(|k| verify_config(&k).map(|_| k));
+        match pinned {
+            Ok(k) => found.push(k),
+            Err(e) => match local_build_of(root, line) {
+                Some(k) => {
+                    eprintln!("xtask: {ver}: {e:#}; using {} instead", k.version);
+                    found.push(k);
+                }
+                None => missing.push((line.to_string(), format!("{ver}: {e:#}"))),
+            },
+        }
+    }
+    (found, missing)
+}
+
+/// The newest build of `line` in the shared copies or the cache, if any.
+fn local_build_of(root: &Path, line: &str) -> Option<Kernel> {
+    [shared_dir(root), cache_dir()]
         .iter()
-        .map(|(line, ver)| {
-            let k = by_version(root, ver).with_context(|| format!("kernel line {line}"))?;
-            verify_config(&k)?;
-            Ok(k)
-        })
-        .collect()
+        .flat_map(|d| kernels_in(d))
+        .filter(|k| line_of(&k.version) == line && verify_config(k).is_ok())
+        .max_by_key(|k| version_key(&k.version))
 }
 
 pub fn shared_dir(root: &Path) -> PathBuf {

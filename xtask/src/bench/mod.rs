@@ -389,7 +389,10 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
     // natively with --no-build, scx_sis and sis-probe come from PATH
     let mut bins = Vec::new();
     if !(native && o.guest.no_build) {
-        setup::ensure()?;
+        // a user's sched_ext host gets nothing installed: native::run names what is missing
+        if !native {
+            setup::ensure()?;
+        }
         if !o.guest.no_build {
             build_scheduler()?;
         }
@@ -555,9 +558,12 @@ fn run_native(plan: &Plan, bins: &[PathBuf], runs: &str) -> Result<(vm::VmResult
         .iter()
         .filter_map(|b| b.parent().map(std::path::Path::to_path_buf))
         .collect();
+    let ours = native::mount_debugfs();
     let before = native::settings();
-    let (output, code) = native::run(&tests, &plan.args(), &dirs)?;
+    let ran = native::run(&tests, &plan.args(), &dirs);
     let after = native::settings();
+    native::unmount_debugfs(ours);
+    let (output, code) = ran?;
     let mut errors = 0;
     if before != after {
         println!("bench-error: settings not restored: before '{before}', after '{after}'");

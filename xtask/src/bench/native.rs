@@ -198,8 +198,9 @@ fn busy_before() -> String {
     let (t0, i0) = sample();
     std::thread::sleep(std::time::Duration::from_secs(1));
     let (t1, i1) = sample();
+    // iowait may go backwards (proc(5)): saturate rather than wrap
     let busy = if t1 > t0 {
-        100.0 * (1.0 - (i1 - i0) as f64 / (t1 - t0) as f64)
+        100.0 * (1.0 - i1.saturating_sub(i0) as f64 / (t1 - t0) as f64)
     } else {
         0.0
     };
@@ -211,6 +212,25 @@ fn busy_before() -> String {
             .collect::<Vec<_>>()
             .join(" ")
     )
+}
+
+/// Mount debugfs for the run if it is not (the features are read there); returns
+/// whether we did, so that `unmount_debugfs` puts it back as found.
+pub fn mount_debugfs() -> bool {
+    let mounted = read("/proc/mounts")
+        .lines()
+        .any(|l| l.split_whitespace().nth(1) == Some("/sys/kernel/debug"));
+    !mounted
+        && Command::new("mount")
+            .args(["-t", "debugfs", "none", "/sys/kernel/debug"])
+            .status()
+            .is_ok_and(|s| s.success())
+}
+
+pub fn unmount_debugfs(ours: bool) {
+    if ours {
+        let _ = Command::new("umount").arg("/sys/kernel/debug").status();
+    }
 }
 
 /// What the native run changed and must have put back, as read before and after.

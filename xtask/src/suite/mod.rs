@@ -64,6 +64,8 @@ pub(crate) struct TestKernels {
     pub(crate) full: Vec<Kernel>,
     /// Every supported line's (`lines`), oldest first.
     pub(crate) lines: Vec<Kernel>,
+    /// Lines no kernel could be found for, and why (named in the summary).
+    pub(crate) skipped: Vec<(String, String)>,
 }
 
 /// The full suite's kernels: the LTS line's and the newest line's (downloaded and
@@ -73,17 +75,27 @@ pub(crate) fn test_kernels() -> Result<Vec<Kernel>> {
 }
 
 pub(crate) fn suite_kernels() -> Result<TestKernels> {
-    let lines = kernel::line_kernels(&repo_root())?;
-    let full = lines
+    let (lines, skipped) = kernel::line_kernels(&repo_root());
+    let newest = kernel::LINES.last().map_or("", |(l, _)| *l);
+    let full: Vec<Kernel> = lines
         .iter()
         .filter(|k| {
             let l = kernel::line_of(&k.version);
-            l == kernel::LTS_LINE
-                || Some(&l) == kernel::LINES.last().map(|(l, _)| l.to_string()).as_ref()
+            l == kernel::LTS_LINE || l == newest
         })
         .cloned()
         .collect();
-    Ok(TestKernels { full, lines })
+    // the full suite's two lines are not optional
+    for want in [kernel::LTS_LINE, newest] {
+        if let Some((_, why)) = skipped.iter().find(|(l, _)| l == want) {
+            anyhow::bail!("no kernel for line {want}, which the full suite runs on: {why}");
+        }
+    }
+    Ok(TestKernels {
+        full,
+        lines,
+        skipped,
+    })
 }
 
 pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
@@ -168,6 +180,9 @@ fn print_coverage(ks: &TestKernels) {
                 k.version
             );
         }
+    }
+    for (line, why) in &ks.skipped {
+        println!("# line {line} SKIPPED: no kernel found ({why})");
     }
     let dirs: Vec<String> = ks
         .lines
