@@ -207,8 +207,10 @@ while read -r r e suite loads <&3; do
 	# suites that report them, and then for every configuration alike (held on by
 	# `sis-probe statson`; kernel.bpf_stats_enabled is never written)
 	[ -n "$STATSON" ] && { kill "$STATSON" 2>/dev/null; wait "$STATSON" 2>/dev/null; STATSON=; }
-	case $suite in cost | wakeup | tbench) sis-probe statson >/tmp/statson.log 2>&1 & STATSON=$! ;; esac
 	[ "$suite" = cost ] && is_eevdf "$SPEC" && { echo "bench-skip: suite=cost sched=$c: EEVDF runs no BPF"; continue; }
+	# the helper's own shell must not run our trap: a kill that lands before its exec
+	# would otherwise run cleanup there (and kill tbench_srv under the next tbench)
+	case $suite in cost | wakeup | tbench) (trap - INT TERM; exec sis-probe statson >/tmp/statson.log 2>&1) & STATSON=$! ;; esac
 	if ! start_sched "$SPEC" "$suite"; then
 		echo "bench-error: suite=$suite sched=$c run=$r: could not start: $(tail -2 /tmp/sched.log | tr '\n' ' ')"
 		stop_sched "$SPEC"
