@@ -13,7 +13,13 @@ PID0=$SIS_PID
 scx_sis --set NO_RECENT_USED >/dev/null
 ( for i in $(seq 1 400); do hackbench -g 1 -l 40 >/dev/null 2>&1 || echo "hackbench failed" >>/tmp/hb.err; [ -e /tmp/stop ] && break; done; echo done >/tmp/hb.done ) &
 attaches() { status attaches; }
-settle() { i=0; while [ "$(attaches)" -lt $1 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done; wait_state enabled 30; }
+# tick I WHAT: a line every 10 s of a wait, so that the runner's no-output watchdog
+# (120 s) only ever fires on a guest that really hangs
+tick() { [ $(($1 % 100)) = 99 ] && echo "# still waiting for $2: attaches $(attaches), $(status cpus) CPUs, state $(state)"; }
+settle() {
+	i=0; while [ "$(attaches)" -lt $1 ] && [ $i -lt 300 ]; do sleep 0.1; tick $i "attach $1"; i=$((i + 1)); done
+	wait_state enabled 30
+}
 cycle=0
 for cpus in 1 3 "4 5" 7 2 1 "6 7" 5 3 2; do
 	cycle=$((cycle + 1))
@@ -33,12 +39,13 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
 	echo 0 >/sys/devices/system/cpu/cpu$c/online
 	echo 1 >/sys/devices/system/cpu/cpu$c/online
 done
+echo "# fast cycles issued: attaches $(attaches), state $(state)"
 settle $((n + 1))
-i=0; while [ "$(status cpus)" != 8 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+i=0; while [ "$(status cpus)" != 8 ] && [ $i -lt 300 ]; do sleep 0.1; tick $i "8 CPUs"; i=$((i + 1)); done
 wait_state enabled 30
 echo "# fast cycles: $(( $(attaches) - n )) attaches, state $(state)"
 touch /tmp/stop
-i=0; while [ ! -e /tmp/hb.done ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+i=0; while [ ! -e /tmp/hb.done ] && [ $i -lt 600 ]; do sleep 0.1; tick $i "the workload"; i=$((i + 1)); done
 R=$(status restarts)
 echo "# $R restarts logged, $(attaches) attaches"
 check restarts-logged "$R restarts" [ "$R" -ge 20 ]
