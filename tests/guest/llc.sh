@@ -78,15 +78,20 @@ FEAT=/sys/kernel/debug/sched/features
 # also the outside tracer's known answers: with SIS_UTIL the wakeups stack on a busy
 # CPU while W is idle; without, they find W.
 sis-probe trace start 8192
+# (a line after each run: the three take up to about 100 s here, silence the runner's
+# 120 s no-output watchdog must not mistake for a hang)
 sis-probe wake 300 2000 $P >/tmp/l-eevdf-util.txt
 sis-probe trace stop sis-wake >/tmp/l-tr-util.txt
+echo "# search: EEVDF with SIS_UTIL done"
 echo NO_SIS_UTIL >$FEAT
 sis-probe trace start 8192
 sis-probe wake 300 2000 $P >/tmp/l-eevdf-wake.txt
 sis-probe trace stop sis-wake >/tmp/l-tr-noutil.txt
+echo "# search: EEVDF without SIS_UTIL done"
 echo SIS_UTIL >$FEAT
 sis search -f NO_SIS_UTIL
 sis-probe wake 300 2000 $P >/tmp/l-sis-wake.txt
+echo "# search: scx_sis NO_SIS_UTIL done"
 stop_sis
 kill $spins; wait $spins 2>/dev/null
 for n in eevdf sis; do echo "# $n: wakeups from CPU $P: $(in_llc $W /tmp/l-$n-wake.txt) of 300 in W's LLC, $(at $W /tmp/l-$n-wake.txt) on W, histogram$(grep '^#' /tmp/l-$n-wake.txt | cut -d: -f2-)"; done
