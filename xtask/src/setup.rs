@@ -100,7 +100,7 @@ pub fn ensure() -> Result<()> {
     if backports {
         lines.push(vm::QEMU_INSTALL.to_string());
     }
-    if unsafe { libc_geteuid() } != 0 {
+    if !is_root() {
         bail!("missing packages; run as root:\n  {}", lines.join("\n  "));
     }
     if backports {
@@ -125,6 +125,11 @@ pub fn ensure() -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Whether this process runs as root (it may install packages, load schedulers).
+pub fn is_root() -> bool {
+    unsafe { libc_geteuid() == 0 }
 }
 
 extern "C" {

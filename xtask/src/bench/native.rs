@@ -17,7 +17,7 @@ pub fn host_has_sched_ext() -> bool {
 
 /// The one-line refusals: not root, another sched_ext scheduler loaded.
 pub fn preflight() -> Result<()> {
-    if unsafe { geteuid() } != 0 {
+    if !crate::setup::is_root() {
         bail!("the native bench loads schedulers and switches the kernel's sched features: run it as root");
     }
     let state = std::fs::read_to_string(format!("{SCX}/state")).unwrap_or_default();
@@ -165,11 +165,11 @@ pub fn describe() -> String {
 }
 
 fn online_cpus() -> Vec<u32> {
-    vm_cpu_list(&read("/sys/devices/system/cpu/online"))
+    cpu_list(&read("/sys/devices/system/cpu/online"))
 }
 
 /// "0-3,8" -> [0, 1, 2, 3, 8].
-pub fn vm_cpu_list(s: &str) -> Vec<u32> {
+pub fn cpu_list(s: &str) -> Vec<u32> {
     let mut v = Vec::new();
     for part in s.split(',').filter(|p| !p.is_empty()) {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
@@ -243,7 +243,6 @@ pub fn settings() -> String {
 }
 
 extern "C" {
-    fn geteuid() -> u32;
     fn signal(sig: i32, handler: usize) -> usize;
 }
 
@@ -253,8 +252,8 @@ mod tests {
 
     #[test]
     fn cpu_lists_parse() {
-        assert_eq!(vm_cpu_list("0-3,8"), [0, 1, 2, 3, 8]);
-        assert_eq!(vm_cpu_list("5"), [5]);
-        assert!(vm_cpu_list("").is_empty());
+        assert_eq!(cpu_list("0-3,8"), [0, 1, 2, 3, 8]);
+        assert_eq!(cpu_list("5"), [5]);
+        assert!(cpu_list("").is_empty());
     }
 }
