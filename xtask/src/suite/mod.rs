@@ -43,6 +43,8 @@ pub(crate) struct Tally {
     pub(crate) failed: Vec<String>,
     /// VM tests that used more than half their timeout: the margin a slower host eats
     pub(crate) slow: Vec<String>,
+    /// VM tests whose first guest stalled before init and were booted again
+    pub(crate) rebooted: Vec<String>,
 }
 
 impl Tally {
@@ -154,6 +156,13 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
             "# {} VM test(s) used more than half their budget: {}",
             tally.slow.len(),
             tally.slow.join(", ")
+        );
+    }
+    if !tally.rebooted.is_empty() {
+        println!(
+            "# {} guest(s) stalled before init and were booted again: {}",
+            tally.rebooted.len(),
+            tally.rebooted.join(", ")
         );
     }
     for f in &tally.failed {

@@ -32,6 +32,11 @@ pub(crate) fn test_guest(
     }
 }
 
+/// The guest stopped printing before its init ran (no `MARK_UP`).
+fn stalled_before_init(r: &vm::VmResult) -> bool {
+    r.code == vm::EXIT_NO_BOOT && r.boot_secs == 0.0 && r.failure.is_some()
+}
+
 pub(crate) fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tally>) {
     let start = Instant::now();
     let topology = t.topo.parse::<Topology>().expect("valid test topology");
@@ -46,7 +51,21 @@ pub(crate) fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tal
             Err(e) => eprintln!("xtask: cannot locate itself for {}: {e}", t.name),
         }
     }
-    let res = vm::run(&cfg, &t.cmd);
+    let mut res = vm::run(&cfg, &t.cmd);
+    // A guest that never reached init ran none of our code: qemu TCG stalls now and
+    // then while it brings up many vCPUs (seen once at 64). Boot it once more, and say so.
+    if let Ok(r) = &res {
+        if stalled_before_init(r) && start.elapsed() < cfg.timeout / 2 {
+            let why = r.failure.clone().unwrap_or_default();
+            println!(
+                "# {}: {why} after {:.0}s; booting the guest again",
+                t.name, r.total_secs
+            );
+            tally.lock().unwrap().rebooted.push(t.name.clone());
+            cfg.timeout = cfg.timeout.saturating_sub(start.elapsed());
+            res = vm::run(&cfg, &t.cmd);
+        }
+    }
     let mut tally = tally.lock().unwrap();
     let took = start.elapsed().as_secs_f64();
     println!(
@@ -178,4 +197,41 @@ pub(crate) fn guest_context(output: &str, line: &str) -> String {
     let v: Vec<&str> = output.lines().collect();
     let i = v.iter().position(|l| *l == line).unwrap_or(0);
     v[i.saturating_sub(12)..i].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(code: i32, boot_secs: f64, failure: Option<&str>) -> vm::VmResult {
+        vm::VmResult {
+            code,
+            output: String::new(),
+            failure: failure.map(str::to_string),
+            boot_secs,
+            total_secs: 120.0,
+        }
+    }
+
+    #[test]
+    fn only_a_guest_that_never_reached_init_is_booted_again() {
+        let stall = "guest did not boot: no console output";
+        assert!(stalled_before_init(&result(
+            vm::EXIT_NO_BOOT,
+            0.0,
+            Some(stall)
+        )));
+        let hang = "guest hung: no console output after boot";
+        assert!(!stalled_before_init(&result(
+            vm::EXIT_HANG,
+            20.0,
+            Some(hang)
+        )));
+        assert!(!stalled_before_init(&result(
+            vm::EXIT_NO_BOOT,
+            20.0,
+            Some("stopped")
+        )));
+        assert!(!stalled_before_init(&result(1, 20.0, None)));
+    }
 }
