@@ -101,7 +101,7 @@ pub struct Metrics {
     #[stat(desc = "Idle CPUs kicked at enqueue by IDLE_KICK")]
     pub idle_kicks: u64,
     #[stat(
-        desc = "Tasks a higher class (RT, stop) pushed off a CPU, requeued on the LLC's shared DSQ with a kick"
+        desc = "Tasks a higher class (RT, stop) pushed off a CPU, left for the LLC's other CPUs with a kick"
     )]
     pub reenq: u64,
 

@@ -117,7 +117,7 @@ enum sis_stat {
 	STAT_PULL,		/* newidle balance: a task taken from another CPU's DSQ in the LLC */
 	STAT_TICK_KICK,		/* nohz kick: a tick with tasks waiting woke an idle CPU to pull */
 	STAT_IDLE_KICK,		/* IDLE_KICK: an idle CPU kicked at enqueue */
-	STAT_REENQ,		/* tasks a higher class pushed off, requeued on the LLC DSQ + kick */
+	STAT_REENQ,		/* tasks a higher class pushed off, left for the LLC's other CPUs + kick */
 	NR_SIS_STATS,
 };
 

@@ -498,14 +498,23 @@ void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 
 /*
  * The same at the switch to an RT or deadline task, on 6.19+ (which deprecates
- * ops.cpu_release): the loader turns this on and sis_cpu_release off there.
+ * ops.cpu_release): the loader turns this on and sis_cpu_release off there. These
+ * kernels hand the preempted task itself to ops.enqueue (slice cleared), which queues
+ * it on this CPU: an idle CPU of the LLC is woken to pull it, as fair.c's nohz kick
+ * from the RT task's tick would.
  */
 SEC("?tp_btf/sched_switch")
 int BPF_PROG(sis_sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
-	if (next->prio < MAX_RT_PRIO && prev->prio >= MAX_RT_PRIO)
-		scx_bpf_reenqueue_local_from_anywhere();
+	if (!prev || !next || next->prio >= MAX_RT_PRIO || prev->prio < MAX_RT_PRIO)
+		return 0;
+	scx_bpf_reenqueue_local_from_anywhere();
+	/* prev_state 0: TASK_RUNNING, preempted rather than blocked */
+	if (!prev_state && !bound_to_cpu(prev)) {
+		stat_inc(STAT_REENQ);
+		kick_idle_in_llc(prev, bpf_get_smp_processor_id(), false);
+	}
 	return 0;
 }
 

@@ -39,7 +39,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sched.h>
@@ -250,6 +252,75 @@ static int rtwake(int cpu, int n, int us)
 		spin_us(1000);
 	}
 	printf("rtwake: %d wakeups on CPU %d\n", n, cpu);
+	return 0;
+}
+
+/*
+ * An unpinned spinner runs on @cpu alone; a SCHED_FIFO task pinned there takes the
+ * CPU for @ms. Prints the CPU the spinner was on when preempted and how much CPU time
+ * it got during those @ms (elsewhere: the scheduler moved it off the RT-held CPU).
+ */
+struct rtsteal_shared {
+	volatile int phase, cpu_at_preempt, last_cpu;
+	volatile long ns_during;
+};
+
+static long thread_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+static void rtsteal_spinner(struct rtsteal_shared *sh, int cpu)
+{
+	long base = 0;
+
+	pin(cpu);
+	spin_us(20000);
+	pin(-1);	/* free to move, but a running task stays where it is */
+	for (;;) {
+		sh->last_cpu = sched_getcpu();
+		if (sh->phase == 1 && !base)
+			base = thread_ns();
+		if (sh->phase == 1)
+			sh->ns_during = thread_ns() - base;
+	}
+}
+
+static int rtsteal(int cpu, int ms)
+{
+	struct sched_param sp = { .sched_priority = 50 }, none = { 0 };
+	struct rtsteal_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+					 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t child;
+
+	if (sh == MAP_FAILED)
+		return 2;
+	memset((void *)sh, 0, sizeof(*sh));
+	sh->last_cpu = -1;
+	pin(cpu);
+	if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+		perror("sched_setscheduler");
+		return 2;
+	}
+	child = fork();
+	if (child == 0) {
+		sched_setscheduler(0, SCHED_OTHER, &none);
+		rtsteal_spinner(sh, cpu);
+	}
+	usleep(300000);		/* the spinner has the CPU to itself */
+	sh->cpu_at_preempt = sh->last_cpu;
+	sh->phase = 1;
+	spin_us(ms * 1000);
+	sh->phase = 2;
+	sched_setscheduler(0, SCHED_OTHER, &none);
+	usleep(10000);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	printf("rtsteal: spinner on CPU %d when preempted, ran %ld of %d ms meanwhile, on CPU %d\n",
+	       sh->cpu_at_preempt, sh->ns_during / 1000000, ms, sh->last_cpu);
 	return 0;
 }
 
@@ -837,6 +908,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (argc == 2 && !strcmp(argv[1], "statson"))
 		return statson();
+	if (argc == 4 && !strcmp(argv[1], "rtsteal"))
+		return rtsteal(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 5 && !strcmp(argv[1], "rtwake"))
 		return rtwake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "fifo"))
