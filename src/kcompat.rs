@@ -39,7 +39,7 @@ pub const CAPS: &[Cap] = &[
         name: "reenqueue_from_sched_switch",
         since: (6, 19),
         what: "a sched_switch tracepoint re-enqueues a CPU's local tasks when an RT or deadline task takes it, and wakes an idle CPU to pull the task it preempted (ops.cpu_release is deprecated from 6.19)",
-        without: "ops.cpu_release does that re-enqueue; the task an RT task preempts can wait on that CPU until it is released",
+        without: "ops.cpu_release does that re-enqueue; ops.stopping clears the slice of the task an RT task preempts, so that it goes through ops.enqueue as on 6.19, and wakes an idle CPU to pull it",
         // the compat wrapper prefers the generic re-enqueue (7.1+) where it exists
         ksyms: &["scx_bpf_reenqueue_local___v2", "scx_bpf_dsq_reenq"],
         by_version: false,

@@ -539,6 +539,7 @@ fn load_skel<'a>(
     let ro = skel.maps.rodata_data.as_mut().context("BPF rodata")?;
     topo.write_rodata(ro);
     ro.slice_ns = opts.slice_us * 1000;
+    ro.requeue_preempted = !have[kcompat::REENQ_ANYWHERE];
     ro.test_verifier_reject = opts.test_verifier_reject;
     ro.test_runtime_error = opts.test_runtime_error;
     ro.quality = !opts.no_quality;

@@ -27,6 +27,7 @@ const volatile u64 slice_ns = 5000000;
 const volatile bool test_verifier_reject;	/* --test-verifier-reject */
 const volatile bool test_runtime_error;		/* --test-runtime-error */
 const volatile bool quality = true;		/* classify every decision (--no-quality) */
+const volatile bool requeue_preempted;		/* before 6.19: see preempted_by_higher_class() */
 const volatile char quality_comm[16];		/* ... or only these tasks' (--quality-comm) */
 const volatile u32 quality_comm_len;
 const volatile u32 cpu_llc[MAX_CPUS];		/* cpu -> LLC index */
@@ -562,10 +563,35 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	tctx->wake_ts = 0;
 }
 
+/*
+ * Before 6.19 a task a higher class preempts keeps its slice and goes back to the head
+ * of its CPU's local DSQ, where ops.cpu_release's re-enqueue leaves it (it reads the BPF
+ * prolog's migrate_disable() on current as the task's). Clearing the slice here sends it
+ * through ops.enqueue to its CPU's queue, as 6.19+ does, and an idle CPU of the LLC is
+ * woken to pull it, as the sched_switch hook does there.
+ */
+static __always_inline void preempted_by_higher_class(struct task_struct *p, s32 cpu)
+{
+	struct rq *rq = bpf_per_cpu_ptr(&runqueues, cpu);
+
+	/* rq locked here; a task of another class queued: one above ours takes the CPU */
+	if (!rq || rq->nr_running <= rq->scx.nr_running)
+		return;
+	scx_bpf_task_set_slice(p, 0);
+	if (!bound_to_cpu(p)) {
+		stat_inc(STAT_REENQ);
+		kick_idle_in_llc(p, cpu, false);
+	}
+}
+
 void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 {
-	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(scx_bpf_task_cpu(p))];
+	s32 cpu = scx_bpf_task_cpu(p);
+	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(cpu)];
 	u64 now = scx_bpf_now();
+
+	if (requeue_preempted && runnable)
+		preempted_by_higher_class(p, cpu);
 
 	if (c->running_since && now > c->running_since)
 		c->busy_ns += now - c->running_since;

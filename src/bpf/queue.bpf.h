@@ -51,7 +51,9 @@ static __always_inline u64 charged_vtime(struct task_struct *p)
 /* Must @p run where it is: a single-CPU task, or one with migration disabled. */
 static __always_inline bool bound_to_cpu(struct task_struct *p)
 {
-	return p->nr_cpus_allowed == 1 || p->migration_disabled;
+	/* on current, one migrate_disable() may be the BPF prolog's, not the task's */
+	return p->nr_cpus_allowed == 1 ||
+	       p->migration_disabled > (p == bpf_get_current_task_btf() ? 1 : 0);
 }
 
 /* The DSQ whose head has the lower vtime, of a CPU's own and its LLC's. */

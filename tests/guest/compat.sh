@@ -18,7 +18,7 @@ if [ "$1" = refused ]; then
 	check refused-left-default "state=$(state)" [ "$(state)" = disabled ]
 	exit 0
 fi
-plan 14
+plan 15
 sibs=$(cat /sys/devices/system/cpu/cpu4/topology/thread_siblings_list)
 check guest-topology "cpu4's siblings on $K: $sibs (want 4-5)" [ "$sibs" = 4-5 ]
 start_sis /tmp/c.log || fail start "$(tail -3 /tmp/c.log)"
@@ -49,12 +49,10 @@ wait_state enabled 60
 check set-survives-restart "$(scx_sis --set 2>&1)" sh -c 'scx_sis --set | grep -q "NO_IDLE_CORE"'
 check same-loader "pid $PID0" kill -0 $PID0
 # RT tasks take CPU 1 from sched_ext tasks. rtwake: 30 wakeups on a busy CPU 1, each
-# re-enqueues what it preempts (ops.cpu_release before 6.19, the sched_switch hook
-# after; `reenq`). rtsteal: CPU 1 held 500 ms from a lone unpinned spinner, which
-# must run elsewhere for >= 100 of those ms (stranded, it gets at most ext_server's
-# 5 %); asserted from 6.19, where the hook wakes an idle CPU to pull it (from 7.0 the
-# move often comes without the hook counting, after 20-200 ms). Before 6.19 the
-# re-enqueue returns it to CPU 1's local DSQ (it waits out the RT task): printed only.
+# re-enqueues what it preempts (`reenq`: ops.stopping before 6.19, the sched_switch
+# hook after). rtsteal: CPU 1 held 500 ms from a lone unpinned spinner, which must run
+# elsewhere for >= 100 of those ms (stranded, it waits for the RT task, or gets at most
+# ext_server's 5 %): an idle CPU is woken to pull it.
 stress-ng --cpu 8 --timeout 6s --quiet & SNG=$!
 sleep 1
 sis-probe rtwake 1 30 50000 >/tmp/rtw.log 2>&1
@@ -65,12 +63,9 @@ stop_sis
 r=$(total reenq /tmp/c.log)
 echo "# $K: $(cat /tmp/rt.log); reenq=${r:-none} ($(cat /tmp/rtw.log))"
 ran=$(sed -n 's/.* ran \([0-9]*\) of.*/\1/p' /tmp/rt.log)
-if grep -q "no reenqueue_from_sched_switch" /tmp/c.log; then
-	check rt-preempted-task-requeued "reenq=${r:-none} after 30 RT wakeups on busy CPU 1" [ "${r:-0}" -ge 1 ]
-else
-	check rt-preempted-task-requeued "$(cat /tmp/rt.log); want CPU 1 and >= 100 ms" \
-		sh -c "grep -q 'on CPU 1 when preempted' /tmp/rt.log && [ '${ran:-0}' -ge 100 ]"
-fi
+check rt-preempted-task-requeued "$(cat /tmp/rt.log); want CPU 1 and >= 100 ms" \
+	sh -c "grep -q 'on CPU 1 when preempted' /tmp/rt.log && [ '${ran:-0}' -ge 100 ]"
+check rt-wakeups-requeue "reenq=${r:-none} after 30 RT wakeups on busy CPU 1" [ "${r:-0}" -ge 1 ]
 check exit-0 "exit $SIS_RC: $(tail -3 /tmp/c.log)" [ "$SIS_RC" = 0 ]
 check unloaded "state=$(state)" wait_state disabled 5
 grep -m1 "kernel $K" /tmp/c.log | sed 's/^.*INFO. /# /'

@@ -256,12 +256,14 @@ static int rtwake(int cpu, int n, int us)
 }
 
 /*
- * An unpinned spinner runs on @cpu alone; a SCHED_FIFO task pinned there takes the
- * CPU for @ms. Prints the CPU the spinner was on when preempted and how much CPU time
- * it got during those @ms (elsewhere: the scheduler moved it off the RT-held CPU).
+ * An unpinned spinner runs on @cpu alone; a SCHED_FIFO task moved there takes the CPU
+ * for @ms. Prints the CPU the spinner was on when preempted and how much CPU time it
+ * got during those @ms (elsewhere: the scheduler moved it off the RT-held CPU). The
+ * spinner stays pinned to @cpu until the RT task, waiting on another CPU, is about to
+ * come, so that nothing earlier moves it.
  */
 struct rtsteal_shared {
-	volatile int phase, cpu_at_preempt, last_cpu;
+	volatile int phase, unpinned, cpu_at_preempt, last_cpu;
 	volatile long ns_during;
 };
 
@@ -278,13 +280,15 @@ static void rtsteal_spinner(struct rtsteal_shared *sh, int cpu)
 	long base = 0;
 
 	pin(cpu);
-	spin_us(20000);
-	pin(-1);	/* free to move, but a running task stays where it is */
 	for (;;) {
 		sh->last_cpu = sched_getcpu();
-		if (sh->phase == 1 && !base)
+		if (sh->phase == 1 && !sh->unpinned) {
+			pin(-1);	/* free to move, but a running task stays where it is */
+			sh->unpinned = 1;
+		}
+		if (sh->phase == 2 && !base)
 			base = thread_ns();
-		if (sh->phase == 1)
+		if (sh->phase == 2)
 			sh->ns_during = thread_ns() - base;
 	}
 }
@@ -294,13 +298,14 @@ static int rtsteal(int cpu, int ms)
 	struct sched_param sp = { .sched_priority = 50 }, none = { 0 };
 	struct rtsteal_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 					 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), i;
 	pid_t child;
 
-	if (sh == MAP_FAILED)
+	if (sh == MAP_FAILED || ncpu < 2)
 		return 2;
 	memset((void *)sh, 0, sizeof(*sh));
 	sh->last_cpu = -1;
-	pin(cpu);
+	pin((cpu + 1) % ncpu);	/* wait on another CPU */
 	if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
 		perror("sched_setscheduler");
 		return 2;
@@ -310,11 +315,15 @@ static int rtsteal(int cpu, int ms)
 		sched_setscheduler(0, SCHED_OTHER, &none);
 		rtsteal_spinner(sh, cpu);
 	}
-	usleep(300000);		/* the spinner has the CPU to itself */
-	sh->cpu_at_preempt = sh->last_cpu;
+	usleep(300000);		/* the spinner has @cpu to itself */
 	sh->phase = 1;
-	spin_us(ms * 1000);
+	for (i = 0; i < 1000 && !sh->unpinned; i++)
+		usleep(1000);
+	sh->cpu_at_preempt = sh->last_cpu;
 	sh->phase = 2;
+	pin(cpu);		/* the RT task takes @cpu */
+	spin_us(ms * 1000);
+	sh->phase = 3;
 	sched_setscheduler(0, SCHED_OTHER, &none);
 	usleep(10000);
 	kill(child, SIGKILL);
