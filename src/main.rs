@@ -187,6 +187,13 @@ struct Scheduler<'a> {
     totals_json: bool,
     /// The kernel's BPF run-time statistics, on while someone reads them.
     bpf_stats: BpfStats,
+    /// status.json's topology and kernel, kept current across CPU hotplug
+    view: serde_json::Value,
+    features: u64,
+    /// the BPF side's hotplug_seq when the topology was last read
+    hotplug_seen: u64,
+    /// the CPUs that topology has online
+    online: Vec<usize>,
 }
 
 /// Holds a `bpf_enable_stats(BPF_STATS_RUN_TIME)` descriptor while stats are read (a
@@ -249,9 +256,10 @@ impl<'a> Scheduler<'a> {
     fn init(
         opts: &Opts,
         features: u64,
+        ids: &mut topo::Ids,
         open_object: &'a mut MaybeUninit<OpenObject>,
     ) -> Result<Self> {
-        let (mut skel, view) = load_skel(opts, features, open_object)?;
+        let (mut skel, view) = load_skel(opts, features, ids, open_object)?;
         control::write(
             &skel.maps.ctl,
             &bpf_intf::sis_ctl {
@@ -263,7 +271,18 @@ impl<'a> Scheduler<'a> {
         let struct_ops = Some(scx_ops_attach!(skel, sis_ops).context("attaching scx_sis")?);
         let stats_server = socket::launch()?;
         info!("{SCHEDULER_NAME} scheduler attached");
-        Self::write_status(view, features)?;
+        enabled::attached();
+        Self::write_status(&view, features, true)?;
+        let hotplug_seen = Self::hotplug_seq(&skel)?;
+        let online = view["online"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|c| c.as_u64())
+                    .map(|c| c as usize)
+                    .collect()
+            })
+            .unwrap_or_default();
         Ok(Self {
             skel,
             struct_ops,
@@ -273,14 +292,58 @@ impl<'a> Scheduler<'a> {
             torn_reads: std::cell::Cell::new(0),
             totals_json: opts.totals_json,
             bpf_stats: BpfStats::new(opts.no_bpf_stats),
+            view,
+            features,
+            hotplug_seen,
+            online,
         })
+    }
+
+    /// CPU hotplug events the BPF side has seen (sis_cpu_online/offline).
+    fn hotplug_seq(skel: &BpfSkel) -> Result<u64> {
+        let b = skel.maps.bss_data.as_ref().context("BPF bss")?;
+        // SAFETY: a u64 in the mmapped .bss, written by BPF programs concurrently
+        Ok(unsafe { std::ptr::read_volatile(&b.hotplug_seq) })
+    }
+
+    /// After a CPU hotplug: read sysfs again and rewrite the BPF side's topology in
+    /// place (the kernel kept us loaded, since we have ops.cpu_online/offline).
+    fn follow_hotplug(&mut self, ids: &mut topo::Ids) -> Result<()> {
+        // the callbacks run before sysfs has caught up (an offline CPU is still listed
+        // as online then): also compare the kernel's online list with what we wrote
+        let seq = Self::hotplug_seq(&self.skel)?;
+        let online = topo::online_cpus()?;
+        if seq == self.hotplug_seen && online == self.online {
+            return Ok(());
+        }
+        self.hotplug_seen = seq;
+        let start = Instant::now();
+        let topo = match topo::SisTopology::read_settled(ids) {
+            Ok(t) => t,
+            Err(e) => {
+                warn!("{SCHEDULER_NAME}: CPU hotplug: topology not read ({e:#}); keeping the last one");
+                return Ok(());
+            }
+        };
+        let b = self.skel.maps.bss_data.as_mut().context("BPF bss")?;
+        topo.write_maps(b);
+        self.online = topo.online();
+        topo.describe(&mut self.view);
+        self.view["hotplugs"] = seq.into();
+        Self::write_status(&self.view, self.features, false)?;
+        info!(
+            "{SCHEDULER_NAME}: CPU hotplug: {}, topology rewritten in {:.0} ms",
+            topo.view(),
+            start.elapsed().as_secs_f64() * 1e3
+        );
+        Ok(())
     }
 
     /// `/run/scx_sis/status.json`, rewritten at every attach (the first and each hotplug
     /// restart): what is loaded, for scripts, instead of parsing the log.
-    fn write_status(topology: serde_json::Value, features: u64) -> Result<()> {
+    fn write_status(topology: &serde_json::Value, features: u64, attach: bool) -> Result<()> {
         static ATTACHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let attaches = ATTACHES.fetch_add(1, Ordering::Relaxed) + 1;
+        let attaches = ATTACHES.fetch_add(attach as u64, Ordering::Relaxed) + attach as u64;
         let status = serde_json::json!({
             "version": full_version(),
             "pid": std::process::id(),
@@ -364,6 +427,7 @@ impl<'a> Scheduler<'a> {
             .collect();
         m.features = features::format(ctl.features);
         m.features_changed = ctl.generation;
+        (m.restarts, m.not_enabled_s, m.enabled_pct) = enabled::figures();
         m.uptime_s = self.attached.elapsed().as_secs_f64();
         m.prog_run_ns = prog_run_ns;
         m.prog_run_cnt = prog_run_cnt;
@@ -381,12 +445,14 @@ impl<'a> Scheduler<'a> {
         shutdown: Arc<AtomicBool>,
         stats_every: Option<Duration>,
         out: Output,
+        ids: &mut topo::Ids,
     ) -> Result<UserExitInfo> {
         let (res_ch, req_ch) = self.stats_server.channels();
         let mut printer = Printer::new();
         let mut last_print = Instant::now();
         let mut last_total = self.metrics()?;
         while !shutdown.load(Ordering::Relaxed) && !self.exited() {
+            self.follow_hotplug(ids)?;
             // Each client gets totals; its own delta() derives its interval from uptime_s.
             // Poll, then sleep: crossbeam's recv_timeout() was seen keeping this thread
             // on a CPU under TCG (a CPU the placement tests then found busy).
@@ -488,9 +554,18 @@ impl Printer {
 fn load_skel<'a>(
     opts: &Opts,
     features: u64,
+    ids: &mut topo::Ids,
     open_object: &'a mut MaybeUninit<OpenObject>,
 ) -> Result<(BpfSkel<'a>, serde_json::Value)> {
-    let topo = topo::SisTopology::read().context("reading the CPU topology")?;
+    // settled: not mid-hotplug (else the last read is taken, and reread after attach)
+    let mut settled = true;
+    let topo = topo::SisTopology::read_settled(ids)
+        .or_else(|e| {
+            warn!("{SCHEDULER_NAME}: {e:#}; reading the topology as it is");
+            settled = false;
+            topo::SisTopology::read(ids)
+        })
+        .context("reading the CPU topology")?;
     let (release, _) = kcompat::release()?;
     let have = kcompat::probe()?;
     let lacks: Vec<&str> = kcompat::CAPS
@@ -499,22 +574,20 @@ fn load_skel<'a>(
         .filter(|(_, h)| !**h)
         .map(|(c, _)| c.name)
         .collect();
-    let view = serde_json::json!({
-        "cpus": topo.nr_cpus(),
-        "llcs": topo.llc_nr.len(),
-        "cores": topo.core_nr.len(),
-        "nodes": topo.nr_nodes,
-        "smt": topo.smt,
+    let mut view = serde_json::json!({
         "kernel": release,
         "kernel_lacks": lacks,
+        "hotplugs": 0,
     });
+    topo.describe(&mut view);
+    if !settled {
+        // no CPU list matches this: the first poll after attach reads it again
+        view["online"] = serde_json::json!([]);
+    }
     info!(
-        "{SCHEDULER_NAME} {}: {} CPUs, {} LLCs, {} cores, {} nodes, SMT {}; features {}",
+        "{SCHEDULER_NAME} {}: {}, SMT {}; features {}",
         full_version(),
-        topo.nr_cpus(),
-        topo.llc_nr.len(),
-        topo.core_nr.len(),
-        topo.nr_nodes,
+        topo.view(),
         if topo.smt { "on" } else { "off" },
         features::format(features)
     );
@@ -526,6 +599,11 @@ fn load_skel<'a>(
     let mut skel = scx_ops_open!(builder, open_object, sis_ops, open_opts)
         .context("opening the BPF scheduler")?;
     skel.struct_ops.sis_ops_mut().exit_dump_len = opts.exit_dump_len;
+    // No hotplug_seq check at enable (scx_utils sets it at open): a CPU hotplug during
+    // the load would fail the attach, and one every second or so keeps failing every
+    // reload. We follow hotplug ourselves (follow_hotplug compares sysfs with what was
+    // written), so a change between the topology read and the attach is caught after.
+    skel.struct_ops.sis_ops_mut().hotplug_seq = 0;
     // Let a wakeup to an idle CPU be queued to that CPU (TTWU_QUEUE), as fair
     // tasks' are, instead of the waker locking the remote runqueue; 0 on kernels
     // without the flag.
@@ -536,6 +614,7 @@ fn load_skel<'a>(
         skel.progs.sis_sched_switch.set_autoload(true);
     }
 
+    topo.write_maps(skel.maps.bss_data.as_mut().context("BPF bss")?);
     let ro = skel.maps.rodata_data.as_mut().context("BPF rodata")?;
     topo.write_rodata(ro);
     ro.slice_ns = opts.slice_us * 1000;
@@ -559,7 +638,12 @@ fn load_skel<'a>(
 fn verifier_report(opts: &Opts) -> Result<()> {
     use libbpf_rs::skel::Skel;
     let mut open_object = MaybeUninit::uninit();
-    let (skel, _) = load_skel(opts, features::default_mask(), &mut open_object)?;
+    let (skel, _) = load_skel(
+        opts,
+        features::default_mask(),
+        &mut topo::Ids::default(),
+        &mut open_object,
+    )?;
     // a program this kernel does not use (cpu_release or sched_switch) is not loaded
     for prog in skel.object().progs().filter(|p| p.autoload()) {
         let name = prog.name().to_string_lossy().to_string();
@@ -756,19 +840,88 @@ fn real_main() -> Result<()> {
     );
     let mut open_object = MaybeUninit::uninit();
     let mut carry: Option<guard::Lock> = None;
+    let mut ids = topo::Ids::default();
     loop {
-        let mut sched = Scheduler::init(&opts, features, &mut open_object)?;
+        let mut sched = Scheduler::init(&opts, features, &mut ids, &mut open_object)?;
         // the new ctl map is pinned with the carried features: --set may go on
         drop(carry.take());
-        let uei = sched.run(shutdown.clone(), stats_every, Output::of(&opts))?;
+        let uei = sched.run(shutdown.clone(), stats_every, Output::of(&opts), &mut ids)?;
         if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
-            warn!("{SCHEDULER_NAME}: the kernel asked for a restart (CPU hotplug); restarting");
+            enabled::detached();
+            warn!("{SCHEDULER_NAME}: the kernel asked for a restart; restarting");
             // carry the live features (--set's) over, with no --set in between
             carry = Some(guard::set_lock()?);
             features = control::read(&sched.skel.maps.ctl)?.features;
             continue;
         }
         return Ok(());
+    }
+}
+
+/// When scx_sis was not the enabled scheduler while this loader ran: from the
+/// unregistration the loader saw to the next attach. Kept across restarts.
+mod enabled {
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+
+    struct Gaps {
+        first: Option<Instant>,
+        open: Option<Instant>,
+        closed: Duration,
+        restarts: u64,
+    }
+
+    static GAPS: Mutex<Gaps> = Mutex::new(Gaps {
+        first: None,
+        open: None,
+        closed: Duration::ZERO,
+        restarts: 0,
+    });
+
+    pub fn attached() {
+        let mut g = GAPS.lock().unwrap();
+        let now = Instant::now();
+        g.first.get_or_insert(now);
+        if let Some(s) = g.open.take() {
+            g.closed += now - s;
+        }
+    }
+
+    pub fn detached() {
+        let mut g = GAPS.lock().unwrap();
+        g.open = Some(Instant::now());
+        g.restarts += 1;
+    }
+
+    /// (restarts, seconds not enabled, % of the time since the first attach enabled)
+    pub fn figures() -> (u64, f64, f64) {
+        let g = GAPS.lock().unwrap();
+        let now = Instant::now();
+        let gap = g.closed + g.open.map_or(Duration::ZERO, |s| now - s);
+        let life = g.first.map_or(Duration::ZERO, |f| now - f).as_secs_f64();
+        let pct = if life > 0.0 {
+            100.0 * (1.0 - gap.as_secs_f64() / life)
+        } else {
+            100.0
+        };
+        (g.restarts, gap.as_secs_f64(), pct)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn a_restart_counts_its_gap() {
+            super::attached();
+            std::thread::sleep(std::time::Duration::from_millis(40));
+            assert_eq!(super::figures(), (0, 0.0, 100.0));
+            super::detached();
+            std::thread::sleep(std::time::Duration::from_millis(40));
+            super::attached();
+            let (restarts, gap, pct) = super::figures();
+            assert_eq!(restarts, 1);
+            assert!((0.04..0.5).contains(&gap), "gap {gap}");
+            assert!(pct < 70.0 && pct > 0.0, "enabled {pct}%");
+        }
     }
 }
 

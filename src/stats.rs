@@ -143,6 +143,16 @@ pub struct Metrics {
     pub scan_max_ever: u64,
     #[stat(desc = "Times the features were changed with --set (since start in totals)")]
     pub features_changed: u64,
+    #[stat(
+        desc = "Restarts since the loader started (the kernel unregistered scx_sis and asked for one; a CPU hotplug does not)"
+    )]
+    pub restarts: u64,
+    #[stat(
+        desc = "Seconds since the loader first attached during which scx_sis was not the enabled scheduler (between an unregistration and the next attach)"
+    )]
+    pub not_enabled_s: f64,
+    #[stat(desc = "Share of the time since the loader first attached that scx_sis was enabled, %")]
+    pub enabled_pct: f64,
 
     #[stat(desc = "Wakeups whose latency (runnable -> running) was measured")]
     pub lat_wakeups: u64,
@@ -585,6 +595,13 @@ impl Metrics {
             compact_features(&self.features),
             if self.features_changed > 0 { " [changed]" } else { "" },
         )?;
+        if self.restarts > 0 {
+            writeln!(
+                w,
+                "[scx_sis] not the enabled scheduler for {:.1}s since start ({} restarts): enabled {:.1}%",
+                self.not_enabled_s, self.restarts, self.enabled_pct
+            )?;
+        }
         Ok(())
     }
 
@@ -801,7 +818,13 @@ mod tests {
             serde_json::from_value(j).unwrap()
         };
         let d = serde_json::to_value(with(7).delta(&with(5))).unwrap();
-        let not_counters = ["scan_max_ever", "lat_wakeups", "scan_p99", "scan_max"];
+        let not_counters = [
+            "scan_max_ever",
+            "lat_wakeups",
+            "scan_p99",
+            "scan_max",
+            "restarts",
+        ];
         for (k, x) in d.as_object().unwrap() {
             if x.is_u64() && !not_counters.contains(&k.as_str()) {
                 assert_eq!(

@@ -2,10 +2,12 @@
 //! The live topology, flattened into the arrays the BPF side walks: each LLC's CPUs
 //! in id order (select_idle_cpu wraps over them) and each core's siblings
 //! (select_idle_core / select_idle_smt). Any CPU numbering works: siblings need not
-//! be adjacent, and offline CPUs are simply absent.
+//! be adjacent, and offline CPUs are simply absent. After a CPU hotplug the loader
+//! reads it again and rewrites the arrays in place; an LLC or core keeps its index for
+//! the loader's life (`Ids`), so the BPF side's per-LLC state and queues stay its own.
 
 use crate::bpf_intf;
-use crate::bpf_skel::types::rodata;
+use crate::bpf_skel::types::{bss, rodata};
 use anyhow::{bail, Context, Result};
 use scx_utils::Topology;
 use std::collections::BTreeMap;
@@ -34,14 +36,35 @@ pub struct SisTopology {
     pub core_nr: Vec<u32>,
 }
 
-/// One online CPU: (cpu, llc key, core key, node).
+/// One online CPU: (cpu, llc key, core key, node). Keys name an LLC or a core the
+/// same way in every read of sysfs (kernel ids, not scx_utils' running counts).
 pub type CpuDesc = (usize, usize, usize, usize);
+
+/// The index each LLC and core got when first seen: kept across rereads, so that a
+/// hotplug never renumbers an LLC under its queue and hint.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Ids {
+    llc: BTreeMap<usize, u32>,
+    core: BTreeMap<(usize, usize), u32>,
+}
+
+impl Ids {
+    fn llc(&mut self, key: usize) -> u32 {
+        let next = self.llc.len() as u32;
+        *self.llc.entry(key).or_insert(next)
+    }
+
+    fn core(&mut self, key: (usize, usize)) -> u32 {
+        let next = self.core.len() as u32;
+        *self.core.entry(key).or_insert(next)
+    }
+}
 
 impl SisTopology {
     /// Read sysfs; a CPU going on- or offline meanwhile makes its files vanish, so a
     /// failed read is retried for up to a second (a restart after hotplug races with
     /// the next hotplug event).
-    pub fn read() -> Result<Self> {
+    pub fn read(ids: &mut Ids) -> Result<Self> {
         let mut tries = 0;
         let t = loop {
             match Topology::new() {
@@ -54,23 +77,82 @@ impl SisTopology {
                 Err(e) => return Err(e),
             }
         };
+        // kernel ids: scx_utils numbers LLCs and cores in the order it meets them
+        let key = |node: usize, pkg: usize, id: usize| (node << 40) | (pkg << 20) | id;
         let cpus: Vec<CpuDesc> = t
             .all_cpus
             .values()
-            .map(|c| (c.id, c.llc_id, c.core_id, c.node_id))
+            .map(|c| {
+                let llc = t.all_llcs.get(&c.llc_id).map_or(c.llc_id, |l| l.kernel_id);
+                let core = t
+                    .all_cores
+                    .get(&c.core_id)
+                    .map_or(c.core_id, |k| k.kernel_id);
+                (
+                    c.id,
+                    key(c.node_id, c.package_id, llc),
+                    key(0, c.package_id, core),
+                    c.node_id,
+                )
+            })
             .collect();
         let possible = libbpf_rs::num_possible_cpus().context("reading the possible CPUs")?;
-        Self::build(&cpus, possible)
+        Self::build(&cpus, possible, ids)
+    }
+
+    /// Read sysfs until what it lists is what the kernel has online, with no CPU
+    /// between hotplug states before or after the read: just after a hotplug callback
+    /// a CPU's topology and cache files may still be coming or going (a CPU read then
+    /// seems to have an LLC of its own). A read that raced one is dropped, ids too.
+    pub fn read_settled(ids: &mut Ids) -> Result<Self> {
+        let mut last = String::new();
+        for _ in 0..40 {
+            let want = online_cpus()?;
+            if hotplug_settled()? {
+                let mut trial = ids.clone();
+                let t = Self::read(&mut trial)?;
+                if hotplug_settled()? && online_cpus()? == want && t.online() == want {
+                    *ids = trial;
+                    return Ok(t);
+                }
+                last = format!(
+                    "sysfs lists CPUs {:?}, the kernel has {want:?} online",
+                    t.online()
+                );
+            } else {
+                last = "a CPU is between hotplug states".into();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        bail!("{last}, for 2 s")
+    }
+
+    /// The CPUs this topology places (the online ones when it was read).
+    pub fn online(&self) -> Vec<usize> {
+        (0..self.nr_cpu_ids)
+            .filter(|&c| self.cpu_llc[c] != NO_LLC)
+            .collect()
+    }
+
+    /// status.json's topology fields.
+    pub fn describe(&self, view: &mut serde_json::Value) {
+        view["cpus"] = self.nr_cpus().into();
+        view["llcs"] = self.nr_llcs().into();
+        view["cores"] = self.nr_cores().into();
+        view["nodes"] = self.nr_nodes.into();
+        view["smt"] = self.smt.into();
+        view["online"] = self.online().into();
     }
 
     pub fn nr_cpus(&self) -> usize {
         self.llc_cpus.len()
     }
 
-    /// Flatten a CPU list. LLC and core keys are compacted to 0.. in key order.
+    /// Flatten a CPU list. A key not seen before gets the next index (in key order
+    /// within one read); one seen before keeps its index, with no CPU while offline.
     /// `possible`: the kernel's possible CPUs, so that every CPU that may come online
-    /// before the hotplug restart has its DSQ and a known (NO_LLC) place.
-    pub fn build(cpus: &[CpuDesc], possible: usize) -> Result<Self> {
+    /// later has its DSQ and a known (NO_LLC) place until it is read.
+    pub fn build(cpus: &[CpuDesc], possible: usize, ids: &mut Ids) -> Result<Self> {
         let online = cpus.iter().map(|c| c.0 + 1).max().unwrap_or(0);
         if online == 0 {
             bail!("no online CPU in the topology");
@@ -95,25 +177,39 @@ impl SisTopology {
             cores.entry((llc, core)).or_default().push(cpu);
             t.cpu_node[cpu] = node as u32;
         }
-        if llcs.len() >= MAX_LLCS {
+        // every LLC ever seen has an index below nr_llcs; one now offline has no CPU
+        let mut by_idx: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+        for (key, list) in llcs {
+            by_idx.insert(ids.llc(key), list);
+        }
+        let nr_llcs = ids.llc.len();
+        if nr_llcs >= MAX_LLCS || nr_llcs > nr_cpu_ids {
             bail!(
-                "{} LLCs: scx_sis supports at most {}",
-                llcs.len(),
-                MAX_LLCS - 1
+                "{nr_llcs} LLCs: scx_sis supports at most {}",
+                (MAX_LLCS - 1).min(nr_cpu_ids)
             );
         }
-        for (idx, (_, mut list)) in llcs.into_iter().enumerate() {
+        for idx in 0..nr_llcs as u32 {
+            let mut list = by_idx.remove(&idx).unwrap_or_default();
             list.sort_unstable();
             t.llc_off.push(t.llc_cpus.len() as u32);
             t.llc_nr.push(list.len() as u32);
-            t.llc_node.push(t.cpu_node[list[0]]);
+            t.llc_node.push(list.first().map_or(0, |&c| t.cpu_node[c]));
             for (pos, cpu) in list.into_iter().enumerate() {
-                t.cpu_llc[cpu] = idx as u32;
+                t.cpu_llc[cpu] = idx;
                 t.cpu_llc_pos[cpu] = pos as u32;
                 t.llc_cpus.push(cpu as u32);
             }
         }
-        for (idx, (_, mut sibs)) in cores.into_iter().enumerate() {
+        let mut by_idx: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+        for (key, sibs) in cores {
+            by_idx.insert(ids.core(key), sibs);
+        }
+        if ids.core.len() > MAX_CPUS {
+            bail!("{} cores seen: at most {MAX_CPUS}", ids.core.len());
+        }
+        for idx in 0..ids.core.len() as u32 {
+            let mut sibs = by_idx.remove(&idx).unwrap_or_default();
             sibs.sort_unstable();
             if sibs.len() > MAX_SIBLINGS {
                 bail!(
@@ -125,42 +221,107 @@ impl SisTopology {
             t.core_off.push(t.core_cpus.len() as u32);
             t.core_nr.push(sibs.len() as u32);
             for cpu in sibs {
-                t.cpu_core[cpu] = idx as u32;
+                t.cpu_core[cpu] = idx;
                 t.core_cpus.push(cpu as u32);
             }
         }
-        let mut nodes: Vec<u32> = t.llc_node.clone();
+        let mut nodes: Vec<u32> = cpus.iter().map(|c| c.3 as u32).collect();
         nodes.sort_unstable();
         nodes.dedup();
         t.nr_nodes = nodes.len();
         Ok(t)
     }
 
+    /// LLCs and cores with an online CPU now (an index keeps its place while offline).
+    pub fn nr_llcs(&self) -> usize {
+        self.llc_nr.iter().filter(|&&n| n > 0).count()
+    }
+
+    pub fn nr_cores(&self) -> usize {
+        self.core_nr.iter().filter(|&&n| n > 0).count()
+    }
+
+    /// How the loader describes it: `N CPUs, N LLCs, N cores, N nodes`.
+    pub fn view(&self) -> String {
+        format!(
+            "{} CPUs, {} LLCs, {} cores, {} nodes",
+            self.nr_cpus(),
+            self.nr_llcs(),
+            self.nr_cores(),
+            self.nr_nodes
+        )
+    }
+
+    /// The constants the verifier prunes on: sized for every possible CPU and every
+    /// LLC index the loader may hand out (one per possible CPU at most).
     pub fn write_rodata(&self, ro: &mut rodata) {
-        fn fill(dst: &mut [u32], src: &[u32]) {
-            dst[..src.len()].copy_from_slice(src);
-        }
         ro.nr_cpu_ids = self.nr_cpu_ids as u32;
-        ro.nr_llcs = self.llc_nr.len() as u32;
+        ro.max_llcs = (self.nr_cpu_ids as u32).min(NO_LLC);
         ro.smt_enabled = self.smt;
-        ro.cpu_llc.fill(NO_LLC);
-        fill(&mut ro.cpu_llc, &self.cpu_llc);
-        fill(&mut ro.cpu_node, &self.cpu_node);
-        fill(&mut ro.cpu_core, &self.cpu_core);
-        fill(&mut ro.cpu_llc_pos, &self.cpu_llc_pos);
-        fill(&mut ro.llc_cpus, &self.llc_cpus);
-        fill(&mut ro.llc_off, &self.llc_off);
-        fill(&mut ro.llc_nr, &self.llc_nr);
-        fill(&mut ro.llc_node, &self.llc_node);
-        fill(&mut ro.core_cpus, &self.core_cpus);
-        fill(&mut ro.core_off, &self.core_off);
-        fill(&mut ro.core_nr, &self.core_nr);
+    }
+
+    /// The arrays the BPF side walks, each built whole and then copied over the old
+    /// one, so that a reader never sees a CPU half-moved through an empty state.
+    pub fn write_maps(&self, b: &mut bss) {
+        fn fill<const N: usize>(dst: &mut [u32; N], src: &[u32], rest: u32) {
+            let mut a = [rest; N];
+            a[..src.len()].copy_from_slice(src);
+            *dst = a;
+        }
+        fill(&mut b.cpu_node, &self.cpu_node, 0);
+        fill(&mut b.cpu_core, &self.cpu_core, 0);
+        fill(&mut b.cpu_llc_pos, &self.cpu_llc_pos, 0);
+        fill(&mut b.llc_cpus, &self.llc_cpus, 0);
+        fill(&mut b.llc_off, &self.llc_off, 0);
+        fill(&mut b.llc_nr, &self.llc_nr, 0);
+        fill(&mut b.llc_node, &self.llc_node, 0);
+        fill(&mut b.core_cpus, &self.core_cpus, 0);
+        fill(&mut b.core_off, &self.core_off, 0);
+        fill(&mut b.core_nr, &self.core_nr, 0);
+        let mut mask = [[0u64; MAX_CPUS / 64]; MAX_LLCS];
         for (llc, (&off, &nr)) in self.llc_off.iter().zip(&self.llc_nr).enumerate() {
             for &cpu in &self.llc_cpus[off as usize..(off + nr) as usize] {
-                ro.llc_mask[llc][cpu as usize / 64] |= 1 << (cpu % 64);
+                mask[llc][cpu as usize / 64] |= 1 << (cpu % 64);
+            }
+        }
+        b.llc_mask = mask;
+        b.nr_llcs = self.llc_nr.len() as u32;
+        // last: a CPU joins (or leaves) its LLC once its lists are in place
+        fill(&mut b.cpu_llc, &self.cpu_llc, NO_LLC);
+    }
+}
+
+/// Every CPU at its hotplug target state (`cpuN/hotplug/state` = `target`): none is
+/// on its way on- or offline. True where the kernel has no such files.
+fn hotplug_settled() -> Result<bool> {
+    for entry in std::fs::read_dir("/sys/devices/system/cpu").context("listing CPUs")? {
+        let dir = entry?.path().join("hotplug");
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
+        if let (Some(state), Some(target)) = (read("state"), read("target")) {
+            if state.trim() != target.trim() {
+                return Ok(false);
             }
         }
     }
+    Ok(true)
+}
+
+/// /sys/devices/system/cpu/online, as CPU ids.
+pub fn online_cpus() -> Result<Vec<usize>> {
+    let path = "/sys/devices/system/cpu/online";
+    let s = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
+    parse_cpu_list(s.trim()).with_context(|| format!("parsing {path}: {s:?}"))
+}
+
+/// A kernel CPU list (`0-3,5,7-9`).
+fn parse_cpu_list(s: &str) -> Result<Vec<usize>> {
+    let mut cpus = Vec::new();
+    for part in s.split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b): (usize, usize) = (a.parse()?, b.parse()?);
+        cpus.extend(a..=b);
+    }
+    Ok(cpus)
 }
 
 #[cfg(test)]
@@ -171,7 +332,7 @@ mod tests {
     fn adjacent_siblings_one_llc() {
         // 1:4:2 as qemu numbers it: siblings 0-1, 2-3, ...
         let cpus: Vec<CpuDesc> = (0..8).map(|c| (c, 0, c / 2, 0)).collect();
-        let t = SisTopology::build(&cpus, 8).unwrap();
+        let t = SisTopology::build(&cpus, 8, &mut Ids::default()).unwrap();
         assert!(t.smt);
         assert_eq!(t.llc_nr, vec![8]);
         assert_eq!(t.core_nr, vec![2; 4]);
@@ -186,7 +347,7 @@ mod tests {
             .iter()
             .map(|&c| (c, (c % 4) / 2, c % 4, (c % 4) / 2))
             .collect();
-        let t = SisTopology::build(&cpus, 8).unwrap();
+        let t = SisTopology::build(&cpus, 8, &mut Ids::default()).unwrap();
         assert_eq!(t.nr_cpu_ids, 8);
         assert_eq!(t.llc_nr, vec![4, 3]);
         assert_eq!(&t.llc_cpus[..4], &[0, 1, 4, 5]);
@@ -201,7 +362,11 @@ mod tests {
     #[test]
     fn no_smt() {
         let cpus: Vec<CpuDesc> = (0..4).map(|c| (c, 0, c, 0)).collect();
-        assert!(!SisTopology::build(&cpus, 4).unwrap().smt);
+        assert!(
+            !SisTopology::build(&cpus, 4, &mut Ids::default())
+                .unwrap()
+                .smt
+        );
     }
 
     #[test]
@@ -209,10 +374,43 @@ mod tests {
         // CPUs 6 and 7 offline at load: they may come online before the restart, so
         // they keep their ids (and DSQs) with no LLC.
         let cpus: Vec<CpuDesc> = (0..6).map(|c| (c, 0, c / 2, 0)).collect();
-        let t = SisTopology::build(&cpus, 8).unwrap();
+        let t = SisTopology::build(&cpus, 8, &mut Ids::default()).unwrap();
         assert_eq!(t.nr_cpu_ids, 8);
         assert_eq!(t.nr_cpus(), 6);
         assert_eq!(&t.cpu_llc[6..], &[NO_LLC, NO_LLC]);
-        assert!(SisTopology::build(&[], 8).is_err());
+        assert!(SisTopology::build(&[], 8, &mut Ids::default()).is_err());
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(
+            parse_cpu_list("0-3,5,7-8").unwrap(),
+            vec![0, 1, 2, 3, 5, 7, 8]
+        );
+        assert_eq!(parse_cpu_list("0").unwrap(), vec![0]);
+        assert!(parse_cpu_list("0-x").is_err());
+    }
+
+    #[test]
+    fn a_reread_keeps_every_llc_and_core_index() {
+        // 2 LLCs of 2 cores x 2 threads; the first LLC (keys 10) goes offline whole,
+        // then comes back; a third LLC appears later
+        let all: Vec<CpuDesc> = (0..8).map(|c| (c, 10 + c / 4, c / 2, 0)).collect();
+        let mut ids = Ids::default();
+        let t0 = SisTopology::build(&all, 12, &mut ids).unwrap();
+        assert_eq!((t0.cpu_llc[0], t0.cpu_llc[4]), (0, 1));
+        let half: Vec<CpuDesc> = all[4..].to_vec();
+        let t1 = SisTopology::build(&half, 12, &mut ids).unwrap();
+        assert_eq!(t1.cpu_llc[4], 1, "the second LLC keeps its index");
+        assert_eq!(t1.cpu_llc[0], NO_LLC);
+        assert_eq!(t1.llc_nr, vec![0, 4]);
+        assert_eq!((t1.nr_llcs(), t1.nr_cores(), t1.nr_cpus()), (1, 2, 4));
+        assert_eq!(t1.cpu_core[4], t0.cpu_core[4]);
+        assert_eq!(t1.view(), "4 CPUs, 1 LLCs, 2 cores, 1 nodes");
+        let more: Vec<CpuDesc> = all.iter().copied().chain([(8, 5, 4, 0)]).collect();
+        let t2 = SisTopology::build(&more, 12, &mut ids).unwrap();
+        assert_eq!(&t2.cpu_llc[..9], &[0, 0, 0, 0, 1, 1, 1, 1, 2]);
+        assert_eq!(t2.cpu_core[..8], t0.cpu_core[..8]);
+        assert_eq!(t2.nr_llcs(), 3);
     }
 }

@@ -19,10 +19,10 @@ char _license[] SEC("license") = "GPL";
 
 UEI_DEFINE(uei);
 
-/* Topology, written by the loader before load (the verifier prunes on it). */
+/* Written by the loader before load (the verifier prunes on them). */
 const volatile u32 nr_cpu_ids = 1;		/* possible CPUs, online or not */
-const volatile u32 nr_llcs = 1;
-const volatile bool smt_enabled;
+const volatile u32 max_llcs = 1;		/* LLC indices the loader may hand out */
+const volatile bool smt_enabled;		/* differs: sched_smt_active() as at load */
 const volatile u64 slice_ns = 5000000;
 const volatile bool test_verifier_reject;	/* --test-verifier-reject */
 const volatile bool test_runtime_error;		/* --test-runtime-error */
@@ -30,18 +30,27 @@ const volatile bool quality = true;		/* classify every decision (--no-quality) *
 const volatile bool requeue_preempted;		/* before 6.19: see preempted_by_higher_class() */
 const volatile char quality_comm[16];		/* ... or only these tasks' (--quality-comm) */
 const volatile u32 quality_comm_len;
-const volatile u32 cpu_llc[MAX_CPUS];		/* cpu -> LLC index */
-const volatile u32 cpu_node[MAX_CPUS];		/* cpu -> NUMA node */
-const volatile u32 cpu_core[MAX_CPUS];		/* cpu -> core index */
-const volatile u32 cpu_llc_pos[MAX_CPUS];	/* cpu -> position in its LLC's list */
-const volatile u32 llc_cpus[MAX_CPUS];		/* CPUs of each LLC, by id, LLC after LLC */
-const volatile u32 llc_off[MAX_LLCS];		/* first entry of an LLC in llc_cpus */
-const volatile u32 llc_nr[MAX_LLCS];		/* CPUs in an LLC (its llc_weight) */
-const volatile u32 llc_node[MAX_LLCS];
-const volatile u32 core_cpus[MAX_CPUS];		/* siblings of each core, core after core */
-const volatile u32 core_off[MAX_CPUS];
-const volatile u32 core_nr[MAX_CPUS];
-const volatile u64 llc_mask[MAX_LLCS][MAX_CPUS / 64];	/* CPUs of each LLC, as bits */
+
+/*
+ * The online CPUs' topology, written by the loader before load and again after each
+ * CPU hotplug (sis_cpu_online/offline bump hotplug_seq, the loader rereads sysfs).
+ * Every index is masked, so a wakeup racing a rewrite sees a stale place, never an
+ * out-of-bounds one; LLC indices never change meaning while the loader runs.
+ */
+u32 nr_llcs;
+u32 cpu_llc[MAX_CPUS];		/* cpu -> LLC index, NO_LLC while offline or unknown */
+u32 cpu_node[MAX_CPUS];		/* cpu -> NUMA node */
+u32 cpu_core[MAX_CPUS];		/* cpu -> core index */
+u32 cpu_llc_pos[MAX_CPUS];	/* cpu -> position in its LLC's list */
+u32 llc_cpus[MAX_CPUS];		/* CPUs of each LLC, by id, LLC after LLC */
+u32 llc_off[MAX_LLCS];		/* first entry of an LLC in llc_cpus */
+u32 llc_nr[MAX_LLCS];		/* CPUs in an LLC (its llc_weight) */
+u32 llc_node[MAX_LLCS];
+u32 core_cpus[MAX_CPUS];	/* siblings of each core, core after core */
+u32 core_off[MAX_CPUS];
+u32 core_nr[MAX_CPUS];
+u64 llc_mask[MAX_LLCS][MAX_CPUS / 64];	/* CPUs of each LLC, as bits */
+u64 hotplug_seq;		/* CPU hotplug events since load */
 
 /*
  * Live control: the loader fills it before attaching and pins it in bpffs, where
@@ -670,8 +679,9 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 			return ret;
 		}
 	}
-	bpf_for(llc, 0, nr_llcs) {
-		ret = scx_bpf_create_dsq(LLC_DSQ_BASE + llc, llc_node[LLC_IDX(llc)]);
+	/* an LLC first seen after a hotplug needs its queue too: one per possible index */
+	bpf_for(llc, 0, max_llcs) {
+		ret = scx_bpf_create_dsq(LLC_DSQ_BASE + llc, llc < nr_llcs ? llc_node[LLC_IDX(llc)] : -1);
 		if (ret) {
 			scx_bpf_error("failed to create the DSQ of LLC %u: %d", llc, ret);
 			return ret;
@@ -692,6 +702,29 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 	return bpf_timer_start(&t->timer, UTIL_PERIOD_NS, 0);
 }
 
+/*
+ * A CPU came online: the kernel keeps us loaded because we have this op. It joins its
+ * LLC and core once the loader has read them (until then it is an unknown CPU, served
+ * through the orphan queue).
+ */
+void BPF_STRUCT_OPS(sis_cpu_online, s32 cpu)
+{
+	__sync_fetch_and_add(&hotplug_seq, 1);
+}
+
+/*
+ * A CPU is going offline: the kernel moves its tasks away; its utilisation leaves its
+ * LLC's SIS_UTIL sum now, its place in the topology when the loader rereads it.
+ */
+void BPF_STRUCT_OPS(sis_cpu_offline, s32 cpu)
+{
+	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(cpu)];
+
+	c->util = 0;
+	c->idle_stamp = 0;
+	__sync_fetch_and_add(&hotplug_seq, 1);
+}
+
 void BPF_STRUCT_OPS(sis_exit, struct scx_exit_info *ei)
 {
 	UEI_RECORD(uei, ei);
@@ -706,6 +739,8 @@ SCX_OPS_DEFINE(sis_ops,
 	       .running = (void *)sis_running,
 	       .stopping = (void *)sis_stopping,
 	       .cpu_release = (void *)sis_cpu_release,
+	       .cpu_online = (void *)sis_cpu_online,
+	       .cpu_offline = (void *)sis_cpu_offline,
 	       .init_task = (void *)sis_init_task,
 	       .enable = (void *)sis_enable,
 	       .init = (void *)sis_init,

@@ -6,10 +6,12 @@
 # are possible but offline when scx_sis loads (qemu 10.0.2's maxcpus gives the
 # kernel no hotplug slots: "Allowing N present CPUs plus 0 hotplug CPUs"). scx_sis's
 # view matches sysfs, it loads with the possible CPUs sized in, and a wakeup whose
-# previous CPU's core is busy lands on a whole idle core of that LLC.
+# previous CPU's core is busy lands on a whole idle core of that LLC. With ONLINE, CPU
+# 49 (never online before) then comes up: scx_sis stays loaded, learns its place
+# from sysfs, and a wakeup whose previous CPU is 49 finds its LLC's idle cores.
 . /tests/lib.sh
-plan 6
 P=${1:-64}
+if [ $P = 64 ]; then plan 6; else plan 8; fi
 S=/sys/devices/system/cpu
 N=$(nproc)
 llcs=$(cat $S/cpu*/cache/index3/shared_cpu_list 2>/dev/null | sort -u | wc -l)
@@ -31,6 +33,19 @@ sis-probe wake 200 2000 0 >/tmp/w.txt
 kill $S0 $S1
 n=0; for c in 2 3 4 5 6 7; do n=$((n + $(awk -v c=$c '$1=="cpu" && $2==c {print $3}' /tmp/w.txt | head -1) + 0)); done
 check idle-core-in-llc "$n/200 wakeups on a whole idle core of cpu0's LLC (2-7), want >= 190" [ "$n" -ge 190 ]
+if [ $P != 64 ]; then
+	echo 1 >$S/cpu49/online
+	i=0; while [ "$(status cpus)" != $((P + 1)) ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	check cpu49-joined "scx_sis '$(view)', attaches $(status attaches), cpu49's LLC $(cat $S/cpu49/cache/index3/shared_cpu_list)" \
+		[ "$(view)" = "$((P + 1)) CPUs, $llcs LLCs, $cores cores, $nodes nodes" -a "$(status attaches)" = 1 ]
+	# LLC 48-55 has 48-49 (49 busy) and single-thread cores 50, 52, 54 (idle)
+	sis-probe spin 49 & S49=$!
+	sleep 1
+	sis-probe wake 200 2000 49 >/tmp/w.txt
+	kill $S49
+	n=0; for c in 50 52 54; do n=$((n + $(awk -v c=$c '$1=="cpu" && $2==c {print $3}' /tmp/w.txt | head -1) + 0)); done
+	check idle-core-from-cpu49 "$n/200 wakeups from prev 49 on the idle cores 50, 52, 54, want >= 190" [ "$n" -ge 190 ]
+fi
 stop_sis
 check exit-0 "exit $SIS_RC: $(tail -3 /tmp/b.log)" [ "$SIS_RC" = 0 ]
 check unloaded "state=$(state)" wait_state disabled 10

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # soak.sh MINUTES [eevdf]: mixed stress-ng, hackbench and tbench at twice the CPU count, a
-# CPU hotplug cycle every minute and, every other minute, a burst of back-to-back
-# offline/online cycles faster than a restart takes (a CPU comes online that the loaded
-# topology does not know); prints one `soak:` summary line. With `eevdf` the same
+# CPU hotplug cycle every minute and, every other minute, a burst of five back-to-back
+# offline/online cycles; prints one `soak:` summary line, with the time scx_sis was not
+# the enabled scheduler (the state sampled every half second). With `eevdf` the same
 # load runs on the kernel's own scheduler (a baseline for RCU stall reports).
 . /tests/lib.sh
 M=${1:-20}
@@ -21,6 +21,7 @@ stress-ng --cpu $N --fork 2 --affinity 2 --timeout $((M * 60))s --quiet >/tmp/sn
 ( while [ "$(date +%s)" -lt $end ]; do hackbench -g 2 -l 100 >/dev/null 2>&1; done ) &
 tbench_srv >/dev/null 2>&1 &
 ( while [ "$(date +%s)" -lt $end ]; do tbench -t 30 -c /usr/share/dbench/client.txt $((N * 2)) 127.0.0.1 >/dev/null 2>&1; done ) &
+( while [ "$(date +%s)" -lt $end ]; do state; sleep 0.5; done >/tmp/soak.states ) &
 rss_first=0 rss_peak=0 minute=0
 while [ "$(date +%s)" -lt $end ]; do
 	for i in 1 2 3 4 5 6; do
@@ -48,7 +49,8 @@ if [ "$SCHED" = sis ]; then stop_sis; else kill $PID; SIS_RC=0; fi
 stalls=$(dmesg | grep -c "rcu: INFO: .* self-detected stall\|rcu: INFO: .* detected stalls")
 ej=$(grep "EXIT:" /tmp/soak.log | grep -vc "unregistered from user space\|hotplug\|going o")
 restarts=$(grep -c "asked for a restart" /tmp/soak.log)
-echo "soak: kernel $(uname -r) sched $SCHED minutes $M rcu_stalls $stalls ejections $ej restarts $restarts loader_alive $alive exit $SIS_RC rss_first_min_kb $rss_first rss_peak_kb $rss_peak"
+gap=$(grep -vc "^enabled$" /tmp/soak.states)
+echo "soak: kernel $(uname -r) sched $SCHED minutes $M rcu_stalls $stalls ejections $ej restarts $restarts not_enabled_s $((gap / 2)) loader_alive $alive exit $SIS_RC rss_first_min_kb $rss_first rss_peak_kb $rss_peak"
 grep "totals" /tmp/soak.log | tail -1 | sed 's/^/soak-totals: /'
 grep "EXIT:" /tmp/soak.log | sort | uniq -c | sed 's/^/# /'
 # What the kernel said around an RCU stall or an ejection: the CPU, the task, the stack.
