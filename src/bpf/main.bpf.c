@@ -95,6 +95,7 @@ struct cpu_ctx {
 	u64 scan_nr;		/* CPUs the walk may test, + 1 (fair.c's nr) */
 	u64 scan_cut;		/* the counter of the bound that set scan_nr */
 	u64 scan_start;		/* ns, when a timed walk began; 0: not timed */
+	u64 offline;		/* between ops.cpu_offline and ops.cpu_online */
 } __attribute__((aligned(64)));
 struct cpu_ctx cpu_ctxs[MAX_CPUS];
 
@@ -363,6 +364,15 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	u64 vtime = clamp_vtime(p->scx.dsq_vtime);
 	struct sis_ctl *feats = lookup_ctl();
 
+	/*
+	 * A CPU going or gone offline drains no queue of ours: its task waits on the
+	 * kernel's global DSQ, which every CPU's balance takes from (a task bound there,
+	 * a per-CPU kthread, when it is back).
+	 */
+	if (READ_ONCE(cpu_ctxs[CPU_IDX(cpu)].offline)) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, slice_ns, enq_flags);
+		return;
+	}
 	/*
 	 * SCX_ENQ_LAST: @p is runnable but its CPU is about to leave the class (our
 	 * dispatch keeps a lone prev running, so only a class switch around it gets
@@ -709,19 +719,26 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
  */
 void BPF_STRUCT_OPS(sis_cpu_online, s32 cpu)
 {
+	WRITE_ONCE(cpu_ctxs[CPU_IDX(cpu)].offline, 0);
 	__sync_fetch_and_add(&hotplug_seq, 1);
 }
 
 /*
- * A CPU is going offline: the kernel moves its tasks away; its utilisation leaves its
- * LLC's SIS_UTIL sum now, its place in the topology when the loader rereads it.
+ * A CPU is going offline: the kernel moves its tasks away, and what waits on its
+ * queue goes where any CPU takes it; its utilisation leaves its LLC's SIS_UTIL sum
+ * now, its place in the topology when the loader rereads it.
  */
 void BPF_STRUCT_OPS(sis_cpu_offline, s32 cpu)
 {
 	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(cpu)];
+	struct task_struct *p;
 
+	WRITE_ONCE(c->offline, 1);
 	c->util = 0;
 	c->idle_stamp = 0;
+	/* what waits on its own queue moves to the global DSQ (see sis_enqueue) */
+	bpf_for_each(scx_dsq, p, CPU_DSQ_BASE + cpu, 0)
+		scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_GLOBAL, 0);
 	__sync_fetch_and_add(&hotplug_seq, 1);
 }
 

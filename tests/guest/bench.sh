@@ -98,9 +98,13 @@ emit() {
 		echo "bench-error: suite=$s sched=$c run=$r load=$l: scheduler ejected, figure dropped: $(grep EXIT /tmp/sched.log | tail -1)"
 		return
 	fi
-	# a hotplug restart of scx_sis leaves the kernel's own scheduler running meanwhile
+	# a restart of scx_sis leaves the kernel's own scheduler running meanwhile; a CPU
+	# hotplug (handled in place) changes the machine under the figure
 	case $SPEC in sis*) if [ "$(status attaches)" != "$ATT0" ]; then
 		echo "bench-error: suite=$s sched=$c run=$r load=$l: scx_sis restarted during the measurement (attaches $ATT0 -> $(status attaches)): part of it ran on the kernel's own scheduler, figure dropped"
+		return
+	elif [ "$(status hotplugs)" != "$HP0" ]; then
+		echo "bench-error: suite=$s sched=$c run=$r load=$l: a CPU went off- or online during the measurement (hotplugs $HP0 -> $(status hotplugs)), figure dropped"
 		return
 	fi ;; esac
 	if [ "$r" = 0 ]; then echo "bench-warmup: suite=$s sched=$c run=$r load=$l $*"; else echo "bench: suite=$s sched=$c run=$r load=$l $*"; fi
@@ -217,7 +221,7 @@ while read -r r e suite loads <&3; do
 		continue
 	fi
 	for l in $(echo "$loads" | tr , ' '); do
-		ATT0=$(status attaches)
+		ATT0=$(status attaches) HP0=$(status hotplugs)
 		measure "$suite" "$c" "$r" "$l" </dev/null
 		if ! is_eevdf "$SPEC" && [ "$(state)" != enabled ]; then
 			echo "bench-error: suite=$suite sched=$c run=$r load=$l: scheduler ejected: $(grep EXIT /tmp/sched.log | tail -1)"
