@@ -339,8 +339,8 @@ impl<'a> Scheduler<'a> {
         Ok(())
     }
 
-    /// `/run/scx_sis/status.json`, rewritten at every attach (the first and each hotplug
-    /// restart): what is loaded, for scripts, instead of parsing the log.
+    /// `/run/scx_sis/status.json`, rewritten at every attach (the first and each restart)
+    /// and CPU hotplug: what is loaded, for scripts, instead of parsing the log.
     fn write_status(topology: &serde_json::Value, features: u64, attach: bool) -> Result<()> {
         static ATTACHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let attaches = ATTACHES.fetch_add(attach as u64, Ordering::Relaxed) + attach as u64;
