@@ -3,7 +3,7 @@
 //! at /sys/fs/bpf/scx_sis/ctl, mode 0600 in a root-owned 0700 folder (checked by
 //! guard::secure_dir): only root can open it. `scx_sis --set` opens the pin and
 //! rewrites the feature word under guard::set_lock(), so concurrent calls and a
-//! hotplug restart (which carries the word over) never lose a change; the BPF side
+//! restart (which carries the word over) never lose a change; the BPF side
 //! reads it at every wakeup, so the change applies to the next one, without a reload.
 
 use crate::bpf_intf::{self, sis_ctl};
@@ -96,7 +96,7 @@ pub fn set(spec: &str) -> Result<()> {
         return Ok(());
     }
     // Read-modify-write under the set lock, on the pin as it is once we hold it (a
-    // hotplug restart re-pins a new map, carrying the word over, under the same lock).
+    // restart re-pins a new map, carrying the word over, under the same lock).
     let _lock = guard::set_lock()?;
     running_sis()?;
     let map = open_pin()?;

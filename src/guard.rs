@@ -18,7 +18,7 @@ use std::path::Path;
 
 /// Where the locks live: a root-only folder on tmpfs, gone at reboot.
 pub const LOCK_DIR: &str = "/run/scx_sis";
-/// Held by the loader for its whole life, across hotplug restarts.
+/// Held by the loader for its whole life, across restarts.
 pub const INSTANCE_LOCK: &str = "/run/scx_sis/instance.lock";
 /// Held while the feature word is read, changed and written (`--set`, restarts).
 pub const SET_LOCK: &str = "/run/scx_sis/set.lock";

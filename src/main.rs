@@ -252,7 +252,7 @@ impl BpfStats {
 
 impl<'a> Scheduler<'a> {
     /// Load and attach with these features (`-f`'s at first, the running ones after
-    /// a hotplug restart, so that `--set` changes survive it).
+    /// a restart, so that `--set` changes survive it).
     fn init(
         opts: &Opts,
         features: u64,
@@ -820,7 +820,7 @@ fn real_main() -> Result<()> {
         socket::check_access()?;
         return stats::monitor(every, shutdown, Output::of(&opts));
     }
-    // Held for the loader's life, hotplug restarts included: one scx_sis at a time.
+    // Held for the loader's life, restarts included: one scx_sis at a time.
     let _instance = preflight()?;
     // the status file goes with us however real_main returns (before the lock does)
     let _status = StatusFile;

@@ -23,8 +23,8 @@ enum consts {
 	SIS_IMBALANCE_PCT = 117,
 	CAPACITY_SCALE = 1024,
 	/*
-	 * LLC index of a CPU the loaded topology does not know (offline when the loader
-	 * read sysfs, online now, until the kernel's hotplug restart takes effect).
+	 * LLC index of a CPU the topology does not place: offline, or online since the
+	 * loader last read sysfs (until it has read it again).
 	 */
 	NO_LLC = MAX_LLCS - 1,
 	/* per-LLC shared DSQ ids are LLC_DSQ_BASE + llc, per-CPU ones CPU_DSQ_BASE + cpu */
