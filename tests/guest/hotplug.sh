@@ -30,7 +30,11 @@ stop_sis
 check exit-0 "exit $SIS_RC: $(tail -3 /tmp/h.log)" [ "$SIS_RC" = 0 ]
 check disabled-after "state=$(state)" wait_state disabled 5
 ( while [ ! -e /tmp/stop ]; do echo 0 >/sys/devices/system/cpu/cpu3/online; sleep 0.1; echo 1 >/sys/devices/system/cpu/cpu3/online; sleep 0.1; done ) & CYC=$!
-start_sis /tmp/h2.log || echo "# not enabled after 60 s: state $(state), $(tail -2 /tmp/h2.log)"
+if ! start_sis /tmp/h2.log; then
+	echo "# not enabled after 60 s: state $(state), $(tail -2 /tmp/h2.log); blocked tasks:"
+	echo 1 >/proc/sys/kernel/sysrq; echo w >/proc/sysrq-trigger; sleep 1
+	dmesg | sed -n '/Show Blocked State/,$p' | grep -v 'CPU3\|smpboot' | tail -80 | sed 's/^/# /'
+fi
 touch /tmp/stop
 check load-during-hotplug "state $(state), attaches $(status attaches): $(grep -i 'exit\|error' /tmp/h2.log | head -2)" \
 	sh -c "[ $(state) = enabled ] && [ '$(status attaches)' = 1 ]"
