@@ -23,6 +23,10 @@ echo "# scx_sis: $view"
 check view-matches-sysfs "scx_sis '$view' vs sysfs $N/$llcs/$cores/$nodes" [ "$view" = "$N CPUs, $llcs LLCs, $cores cores, $nodes nodes" ]
 # full load: twice as many CPU hogs as CPUs, plus wakeups to place
 stress-ng --cpu $((N * 2)) --timeout 30s --quiet & SNG=$!
+# the window opens once every CPU has a hog (a loaded host can take seconds to start 2N)
+running() { cut -d' ' -f4 /proc/loadavg | cut -d/ -f1; }
+i=0; while [ "$(running)" -le $N ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
+echo "# $(running) tasks running after $((i / 10)) s of stress-ng"
 sleep 3
 timeout 12 scx_sis --monitor 4 --json >/tmp/full.json 2>/dev/null
 hackbench -g 2 -l 100 >/tmp/hb.log 2>&1
