@@ -178,6 +178,8 @@ impl Output {
 struct Scheduler<'a> {
     skel: BpfSkel<'a>,
     struct_ops: Option<libbpf_rs::Link>,
+    /// 6.19+: the sched_switch hook, attached once the scheduler is enabled
+    sched_switch: Option<libbpf_rs::Link>,
     stats_server: StatsServer<(), Metrics>,
     _pin: control::Pin,
     attached: Instant,
@@ -269,6 +271,7 @@ impl<'a> Scheduler<'a> {
         )?;
         let pin = control::Pin::create(&mut skel.maps.ctl)?;
         let struct_ops = Some(scx_ops_attach!(skel, sis_ops).context("attaching scx_sis")?);
+        let sched_switch = Self::attach_sched_switch(&skel)?;
         let stats_server = socket::launch()?;
         info!("{SCHEDULER_NAME} scheduler attached");
         enabled::attached();
@@ -286,6 +289,7 @@ impl<'a> Scheduler<'a> {
         Ok(Self {
             skel,
             struct_ops,
+            sched_switch,
             stats_server,
             _pin: pin,
             attached: Instant::now(),
@@ -337,6 +341,17 @@ impl<'a> Scheduler<'a> {
             start.elapsed().as_secs_f64() * 1e3
         );
         Ok(())
+    }
+
+    /// The sched_switch hook where this kernel loaded it (6.19+), attached only now that
+    /// the scheduler is enabled.
+    fn attach_sched_switch(skel: &BpfSkel) -> Result<Option<libbpf_rs::Link>> {
+        let prog = &skel.progs.sis_sched_switch;
+        if !prog.autoload() {
+            return Ok(None);
+        }
+        let link = prog.attach().context("attaching the sched_switch hook")?;
+        Ok(Some(link))
     }
 
     /// `/run/scx_sis/status.json`, rewritten at every attach (the first and each restart)
@@ -477,6 +492,7 @@ impl<'a> Scheduler<'a> {
                 }
             }
         }
+        let _ = self.sched_switch.take();
         let _ = self.struct_ops.take();
         self.bpf_stats.fd.borrow_mut().take();
         // Detached: no select_cpu runs any more, so these totals are exact.
@@ -612,6 +628,9 @@ fn load_skel<'a>(
     if have[kcompat::REENQ_ANYWHERE] {
         skel.struct_ops.sis_ops_mut().cpu_release = std::ptr::null_mut();
         skel.progs.sis_sched_switch.set_autoload(true);
+        // attached after the struct_ops (attach_sched_switch): its idle-CPU kfuncs are
+        // a runtime error until the kernel has enabled built-in idle tracking
+        skel.progs.sis_sched_switch.set_autoattach(false);
     }
 
     topo.write_maps(skel.maps.bss_data.as_mut().context("BPF bss")?);
