@@ -531,10 +531,8 @@ int BPF_PROG(sis_sched_switch, bool preempt, struct task_struct *prev,
 		return 0;
 	scx_bpf_reenqueue_local_from_anywhere();
 	/* prev_state 0: TASK_RUNNING, preempted rather than blocked */
-	if (!prev_state && !bound_to_cpu(prev)) {
-		stat_inc(STAT_REENQ);
-		kick_idle_in_llc(prev, bpf_get_smp_processor_id(), false);
-	}
+	if (!prev_state)
+		wake_puller(prev, bpf_get_smp_processor_id());
 	return 0;
 }
 
@@ -597,10 +595,7 @@ static __always_inline void preempted_by_higher_class(struct task_struct *p, s32
 	if (!rq || rq->nr_running <= rq->scx.nr_running)
 		return;
 	scx_bpf_task_set_slice(p, 0);
-	if (!bound_to_cpu(p)) {
-		stat_inc(STAT_REENQ);
-		kick_idle_in_llc(p, cpu, false);
-	}
+	wake_puller(p, cpu);
 }
 
 void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)

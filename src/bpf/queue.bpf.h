@@ -56,6 +56,15 @@ static __always_inline bool bound_to_cpu(struct task_struct *p)
 	       p->migration_disabled > (p == bpf_get_current_task_btf() ? 1 : 0);
 }
 
+/* A higher class took @cpu from @p: an idle CPU of the LLC is woken to pull it (reenq). */
+static __always_inline void wake_puller(struct task_struct *p, s32 cpu)
+{
+	if (bound_to_cpu(p))
+		return;
+	stat_inc(STAT_REENQ);
+	kick_idle_in_llc(p, cpu, false);
+}
+
 /* The DSQ whose head has the lower vtime, of a CPU's own and its LLC's. */
 static __always_inline bool cpu_dsq_first(u64 cpu_dsq, u64 llc_dsq)
 {
