@@ -333,7 +333,10 @@ impl<'a> Scheduler<'a> {
         topo.write_maps(b);
         self.online = topo.online();
         topo.describe(&mut self.view);
-        self.view["hotplugs"] = seq.into();
+        // callbacks that ran while the read waited count now (an online CPU shows in sysfs
+        // before sis_cpu_online runs); hotplug_seen keeps the earlier value, so the next
+        // poll reads again in case one came after the read
+        self.view["hotplugs"] = Self::hotplug_seq(&self.skel)?.into();
         Self::write_status(&self.view, self.features, false)?;
         info!(
             "{SCHEDULER_NAME}: CPU hotplug: {}, topology rewritten in {:.0} ms",
