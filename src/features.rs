@@ -62,6 +62,42 @@ pub const FEATURES: &[Feature] = &[
         default: false,
         desc: "fair.c 4.13-6.6: walk at most max(4, llc_weight * wake_avg_idle / avg_scan_cost) CPUs (SIS_UTIL, when on, overrides the count)",
     },
+    Feature {
+        name: "PLACE_LAG",
+        bit: bpf_intf::sis_feature_FEAT_PLACE_LAG as u64,
+        default: true,
+        desc: "EEVDF place_entity(): a waking task keeps the lag it left with (inflated by (W + w) / W); off: it starts at V",
+    },
+    Feature {
+        name: "PLACE_DEADLINE_INITIAL",
+        bit: bpf_intf::sis_feature_FEAT_PLACE_DEADLINE_INITIAL as u64,
+        default: true,
+        desc: "EEVDF place_entity(): a new task's first deadline is half a request away",
+    },
+    Feature {
+        name: "PLACE_REL_DEADLINE",
+        bit: bpf_intf::sis_feature_FEAT_PLACE_REL_DEADLINE as u64,
+        default: true,
+        desc: "EEVDF: a task moved while runnable keeps its deadline relative to its vruntime; off: a new request",
+    },
+    Feature {
+        name: "RUN_TO_PARITY",
+        bit: bpf_intf::sis_feature_FEAT_RUN_TO_PARITY as u64,
+        default: true,
+        desc: "EEVDF set_protect_slice(): curr is not preempted before its deadline (or the shortest queued request); off: protected for the normalized base slice only",
+    },
+    Feature {
+        name: "PREEMPT_SHORT",
+        bit: bpf_intf::sis_feature_FEAT_PREEMPT_SHORT as u64,
+        default: true,
+        desc: "EEVDF wakeup_preempt_fair(): a wakee with a shorter request than curr's overrides curr's protection",
+    },
+    Feature {
+        name: "WAKEUP_PREEMPTION",
+        bit: bpf_intf::sis_feature_FEAT_WAKEUP_PREEMPTION as u64,
+        default: true,
+        desc: "wakeup_preempt_fair(): a wakee queued on a busy CPU preempts curr when EEVDF would pick it (or curr is SCHED_IDLE); off: it waits for curr's slice",
+    },
 ];
 
 pub fn default_mask() -> u64 {
@@ -117,7 +153,7 @@ pub fn list() -> String {
     let mut s = String::new();
     for f in FEATURES {
         s += &format!(
-            "{:<12} {:<4} {}\n",
+            "{:<22} {:<4} {}\n",
             f.name,
             if f.default { "on" } else { "off" },
             f.desc
@@ -175,7 +211,7 @@ mod tests {
         let m = parse("no_sis_util, NO_IDLE_SMT", all).unwrap();
         assert_eq!(
             format(m),
-            "WAKE_AFFINE IDLE_CORE NO_IDLE_SMT RECENT_USED NO_SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP"
+            "WAKE_AFFINE IDLE_CORE NO_IDLE_SMT RECENT_USED NO_SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION"
         );
         assert_eq!(from_text(&format(m)), m);
         assert_eq!(changed(m), "NO_IDLE_SMT,NO_SIS_UTIL");

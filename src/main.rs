@@ -5,6 +5,7 @@
 mod bpf_intf;
 mod bpf_skel;
 mod control;
+mod eevdf;
 mod features;
 mod guard;
 mod hist;
@@ -61,9 +62,10 @@ struct Opts {
     #[arg(long)]
     list_features: bool,
 
-    /// Time slice in microseconds.
-    #[arg(short = 's', long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    slice_us: u64,
+    /// The request (EEVDF base slice) in microseconds; default: the kernel's
+    /// sysctl_sched_base_slice (debugfs), else 700 us x (1 + ilog2(min(CPUs, 8))).
+    #[arg(short = 's', long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    slice_us: Option<u64>,
 
     /// Print stats every SECS seconds while scheduling.
     #[arg(long, value_name = "SECS")]
@@ -639,7 +641,11 @@ fn load_skel<'a>(
     topo.write_maps(skel.maps.bss_data.as_mut().context("BPF bss")?);
     let ro = skel.maps.rodata_data.as_mut().context("BPF rodata")?;
     topo.write_rodata(ro);
-    ro.slice_ns = opts.slice_us * 1000;
+    ro.slice_ns = opts
+        .slice_us
+        .map_or_else(|| eevdf::base_slice_ns(topo.online().len()), |us| us * 1000);
+    ro.normalized_slice_ns = eevdf::NORMALIZED_BASE_SLICE_NS;
+    ro.tick_ns = eevdf::tick_ns(&release);
     ro.requeue_preempted = !have[kcompat::REENQ_ANYWHERE];
     ro.test_verifier_reject = opts.test_verifier_reject;
     ro.test_runtime_error = opts.test_runtime_error;

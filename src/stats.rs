@@ -104,6 +104,20 @@ pub struct Metrics {
         desc = "Tasks a higher class (RT, stop) pushed off a CPU, left for the LLC's other CPUs with a kick"
     )]
     pub reenq: u64,
+    #[stat(desc = "Wakeups that preempted the running task of their CPU (wakeup_preempt_fair)")]
+    pub wakeup_preempt: u64,
+    #[stat(desc = "... of which a SCHED_IDLE task, preempted by a wakee of another policy")]
+    pub preempt_idle: u64,
+    #[stat(
+        desc = "... of which past the running task's protection by a shorter request (PREEMPT_SHORT)"
+    )]
+    pub preempt_short: u64,
+    #[stat(desc = "Picks that passed over earlier deadlines not yet eligible (pick_eevdf)")]
+    pub pick_ineligible: u64,
+    #[stat(desc = "Wakeups placed on a CPU that ran only SCHED_IDLE tasks (choose_idle_cpu)")]
+    pub sched_idle: u64,
+    #[stat(desc = "Tasks queued for half the watchdog's timeout, handed to the global DSQ (not fair.c)")]
+    pub starved: u64,
 
     #[stat(desc = "Wakeups placed on a CPU other than prev_cpu")]
     pub migrations: u64,
@@ -289,6 +303,12 @@ counter_table! {
     tick_kicks = sis_stat_STAT_TICK_KICK,
     idle_kicks = sis_stat_STAT_IDLE_KICK,
     reenq = sis_stat_STAT_REENQ,
+    wakeup_preempt = sis_stat_STAT_WAKEUP_PREEMPT,
+    preempt_idle = sis_stat_STAT_PREEMPT_IDLE,
+    preempt_short = sis_stat_STAT_PREEMPT_SHORT,
+    pick_ineligible = sis_stat_STAT_PICK_INELIGIBLE,
+    sched_idle = sis_stat_STAT_SCHED_IDLE,
+    starved = sis_stat_STAT_STARVED,
     migrations = sis_stat_STAT_MIGRATE,
     migrations_llc = sis_stat_STAT_MIGRATE_LLC,
     wake_affine = sis_stat_STAT_WAKE_AFFINE,
@@ -715,6 +735,16 @@ impl Metrics {
             self.tick_kicks,
             self.idle_kicks
         )?;
+        writeln!(
+            w,
+            "  eevdf: wakeup_preempt {} (of SCHED_IDLE {}, short {}) pick_ineligible {} sched_idle {} starved {}",
+            self.wakeup_preempt,
+            self.preempt_idle,
+            self.preempt_short,
+            self.pick_ineligible,
+            self.sched_idle,
+            self.starved
+        )?;
         Ok(())
     }
 }
@@ -949,9 +979,10 @@ mod tests {
         assert!(s.contains("core 50"), "{s}");
         assert!(s.trim_end().ends_with("feat default"), "{s}");
         let off = Metrics {
-            features:
-                "WAKE_AFFINE NO_IDLE_CORE IDLE_SMT RECENT_USED NO_SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP"
-                    .into(),
+            features: crate::features::format(
+                crate::features::parse("NO_IDLE_CORE,NO_SIS_UTIL", crate::features::default_mask())
+                    .unwrap(),
+            ),
             features_changed: 1,
             ..m
         };

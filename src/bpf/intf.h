@@ -32,8 +32,6 @@ enum consts {
 	/* the LLC DSQ of unknown CPUs: every CPU consumes it last */
 	ORPHAN_DSQ = LLC_DSQ_BASE + NO_LLC,
 	CPU_DSQ_BASE = 1 << 17,
-	/* vtime lead a task may carry into a queue, in slices (bounds a low weight's wait) */
-	MAX_LAG_SLICES = 8,
 	/*
 	 * sysctl_sched_migration_cost: rq->avg_idle starts at twice it and is capped at
 	 * twice max_idle_balance_cost, which starts at it (SIS_AVG_CPU, SIS_PROP)
@@ -42,6 +40,9 @@ enum consts {
 	/* SIS_PROP's minimum walk, and SIS_AVG_CPU's fuzz factor on avg_idle */
 	SIS_PROP_MIN_NR = 4,
 	SIS_AVG_CPU_DIV = 512,
+	/* the sched_ext watchdog's timeout (ops.timeout_ms), and half of it */
+	WATCHDOG_MS = 10000,
+	STARVE_MS = WATCHDOG_MS / 2,
 };
 
 /* Feature bits: one per select_idle_sibling step we can switch off. */
@@ -56,6 +57,13 @@ enum sis_feature {
 	/* the scan bounds of earlier kernels, off by default as in today's fair.c */
 	FEAT_SIS_AVG_CPU = 1 << 6,
 	FEAT_SIS_PROP = 1 << 7,
+	/* EEVDF around the search: the kernel's sched/features of the same names */
+	FEAT_PLACE_LAG = 1 << 8,
+	FEAT_PLACE_DEADLINE_INITIAL = 1 << 9,
+	FEAT_PLACE_REL_DEADLINE = 1 << 10,
+	FEAT_RUN_TO_PARITY = 1 << 11,
+	FEAT_PREEMPT_SHORT = 1 << 12,
+	FEAT_WAKEUP_PREEMPTION = 1 << 13,
 };
 
 /*
@@ -118,6 +126,13 @@ enum sis_stat {
 	STAT_TICK_KICK,		/* nohz kick: a tick with tasks waiting woke an idle CPU to pull */
 	STAT_IDLE_KICK,		/* IDLE_KICK: an idle CPU kicked at enqueue */
 	STAT_REENQ,		/* tasks a higher class pushed off, left for the LLC's other CPUs + kick */
+	/* EEVDF around the search */
+	STAT_WAKEUP_PREEMPT,	/* wakeups that preempted the curr of their CPU (wakeup_preempt_fair) */
+	STAT_PREEMPT_IDLE,	/* ... of which a SCHED_IDLE curr, by a non-idle wakee */
+	STAT_PREEMPT_SHORT,	/* ... of which past curr's protection by a shorter request */
+	STAT_PICK_INELIGIBLE,	/* picks that passed over earlier deadlines not yet eligible */
+	STAT_SCHED_IDLE,	/* wakeups placed on a CPU running only SCHED_IDLE tasks (choose_idle_cpu) */
+	STAT_STARVED,		/* tasks queued longer than STARVE_NS, handed to the global DSQ */
 	NR_SIS_STATS,
 };
 

@@ -6,9 +6,11 @@
  * Every function named after a fair.c function does what that function does; a
  * one-line "differs:" comment says where and why we do something else. The code:
  *   main.bpf.c    topology, maps, shared helpers, and the sched_ext ops
+ *   eevdf.bpf.h   the runqueue order: avg_vruntime(), place_entity(), pick_eevdf(),
+ *                 wakeup_preempt_fair(), RUN_TO_PARITY, sched_idle_cpu()
  *   sis.bpf.h     the fair.c port: select_idle_sibling() and what it calls, the fork
  *                 slow path, wake_affine_idle(), has_idle_cores, SIS_UTIL
- *   queue.bpf.h   the runqueues and balancing around it: a vtime DSQ per CPU,
+ *   queue.bpf.h   the runqueues and balancing around it: a deadline DSQ per CPU,
  *                 newidle pulls, the nohz tick kick, the IDLE_KICK habit
  *   quality.bpf.h instrumentation: latency classes, placement quality (read-only)
  */
@@ -23,7 +25,10 @@ UEI_DEFINE(uei);
 const volatile u32 nr_cpu_ids = 1;		/* possible CPUs, online or not */
 const volatile u32 max_llcs = 1;		/* LLC indices the loader may hand out */
 const volatile bool smt_enabled;		/* differs: sched_smt_active() as at load */
-const volatile u64 slice_ns = 5000000;
+/* sysctl_sched_base_slice, its normalized value and TICK_NSEC, from the loader */
+const volatile u64 slice_ns = 2800000;
+const volatile u64 normalized_slice_ns = 700000;
+const volatile u64 tick_ns = 4000000;
 const volatile bool test_verifier_reject;	/* --test-verifier-reject */
 const volatile bool test_runtime_error;		/* --test-runtime-error */
 const volatile bool quality = true;		/* classify every decision (--no-quality) */
@@ -99,7 +104,6 @@ struct cpu_ctx {
 } __attribute__((aligned(64)));
 struct cpu_ctx cpu_ctxs[MAX_CPUS];
 
-u64 vtime_now;
 u32 orphans_queued;	/* the orphan DSQ's overloaded hint (see set_overloaded) */
 u64 util_last_refresh;
 u64 util_refreshes;
@@ -109,6 +113,21 @@ struct task_ctx {
 	u32 placed_by;		/* enum lat_class of the pending wakeup */
 	bool selected;		/* select_cpu ran for the pending wakeup */
 	u64 wake_ts;		/* when the task became runnable; 0: not a wakeup */
+	/* the sched_entity fields EEVDF keeps (eevdf.bpf.h) */
+	u64 vruntime;
+	u64 deadline;		/* relative to vruntime while rel_deadline */
+	s64 vlag;
+	u64 vprot;
+	u64 slice;		/* the request, ns */
+	u64 exec_start;		/* p->se.sum_exec_runtime when it last started or was counted */
+	s32 rq_cpu;		/* the CPU whose sums count the task; -1: none (asleep) */
+	u32 weight;		/* its weight in those sums */
+	bool rel_deadline;
+	bool initial;		/* not placed yet since fork (ENQUEUE_INITIAL) */
+	bool forked;		/* has not run yet since fork (WF_FORK for wakeup preemption) */
+	bool idle_policy;	/* counted as SCHED_IDLE */
+	bool custom_slice;	/* counted with a custom slice */
+	u64 queued_at;		/* when ops.enqueue last queued it on a queue of ours */
 };
 
 struct {
@@ -253,7 +272,7 @@ static __always_inline bool allowed(struct task_struct *p, s32 cpu)
 	return test_cpu(p->cpus_ptr, cpu);
 }
 
-/* available_idle_cpu(); differs: the built-in idle mask, no sched_idle_cpu() (SCHED_IDLE is fair-only). */
+/* available_idle_cpu(); differs: the built-in idle mask (sched_idle_cpu() is separate, eevdf.bpf.h). */
 static __always_inline bool available_idle_cpu(const struct cpumask *idle, s32 cpu)
 {
 	return test_cpu(idle, cpu);
@@ -265,6 +284,7 @@ static __always_inline bool llc_overloaded(s32 cpu)
 	return !known_cpu(cpu) || READ_ONCE(llc_ctxs[LLC_IDX(cpu_llc[CPU_IDX(cpu)])].overloaded);
 }
 
+#include "eevdf.bpf.h"
 #include "sis.bpf.h"
 #include "quality.bpf.h"
 #include "queue.bpf.h"
@@ -353,26 +373,48 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	 * reload (kernels without 7e0ffb72de8a WARN on a second one): the kernel then
 	 * enqueues it by that verdict, SCX_DSQ_LOCAL of the CPU we return when it was ours.
 	 */
-	if (step != STAT_FALLBACK && p->scx.ddsp_dsq_id == SCX_DSQ_INVALID)
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
+	if (step != STAT_FALLBACK && p->scx.ddsp_dsq_id == SCX_DSQ_INVALID) {
+		/* a CPU running only SCHED_IDLE work: wakeup_preempt_fair() preempts it at once */
+		bool preempt = !task_has_idle_policy(p) && sched_idle_cpu(cpu);
+
+		if (preempt)
+			stat_inc(STAT_SCHED_IDLE);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, preempt ? SCX_ENQ_PREEMPT : 0);
+	}
 	return cpu;
+}
+
+/* Queue @p on @cpu's queue in deadline order, or preempt curr there for a wakeup. */
+static __always_inline void queue_on_cpu(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
+					 u64 enq_flags, struct sis_ctl *feats)
+{
+	if ((enq_flags & SCX_ENQ_WAKEUP) && wakeup_preempt_fair(p, tctx, cpu, feats)) {
+		stat_inc(STAT_WAKEUP_PREEMPT);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags | SCX_ENQ_PREEMPT);
+		return;
+	}
+	tctx->queued_at = scx_bpf_now();
+	scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, tctx->deadline, enq_flags);
+	set_overloaded(cpu);
 }
 
 void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
-	u64 vtime = clamp_vtime(p->scx.dsq_vtime);
 	struct sis_ctl *feats = lookup_ctl();
+	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
 
 	/*
 	 * A CPU going or gone offline drains no queue of ours: its task waits on the
 	 * kernel's global DSQ, which every CPU's balance takes from (a task bound there,
 	 * a per-CPU kthread, when it is back).
 	 */
-	if (READ_ONCE(cpu_ctxs[CPU_IDX(cpu)].offline)) {
+	if (READ_ONCE(cpu_ctxs[CPU_IDX(cpu)].offline) || !tctx || !feats) {
 		scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, slice_ns, enq_flags);
 		return;
 	}
+	/* moved while runnable without ops.runnable (or never placed): follow it here */
+	follow_migration(p, tctx, cpu, feats);
 	/*
 	 * SCX_ENQ_LAST: @p is runnable but its CPU is about to leave the class (our
 	 * dispatch keeps a lone prev running, so only a class switch around it gets
@@ -381,17 +423,16 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	if (enq_flags & SCX_ENQ_LAST) {
 		stat_inc(STAT_CPU_QUEUED);
-		scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, vtime, enq_flags);
+		tctx->queued_at = scx_bpf_now();
+		scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, tctx->deadline, enq_flags);
 		set_overloaded(cpu);
 		scx_bpf_kick_cpu(cpu, 0);
 		return;
 	}
-	/* tasks that cannot move: their CPU's own vtime DSQ, weighed against the LLC's */
+	/* tasks that cannot move: their CPU's own queue */
 	if (bound_to_cpu(p)) {
 		stat_inc(STAT_PINNED);
-		scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, vtime, enq_flags);
-		set_overloaded(cpu);
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		queue_on_cpu(p, tctx, cpu, enq_flags, feats);
 		return;
 	}
 	/*
@@ -399,25 +440,24 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 * LLC queue and an idle CPU kicked at once. A task a higher class pushed off its CPU
 	 * (SCX_ENQ_REENQ) goes that way too: our tick cannot run there to call a puller.
 	 */
-	if ((feats && feat(feats, FEAT_IDLE_KICK)) || (enq_flags & SCX_ENQ_REENQ)) {
+	if (feat(feats, FEAT_IDLE_KICK) || (enq_flags & SCX_ENQ_REENQ)) {
 		bool reenq = enq_flags & SCX_ENQ_REENQ;
 
 		stat_inc(reenq ? STAT_REENQ : STAT_SHARED);
-		scx_bpf_dsq_insert_vtime(p, llc_dsq_of(cpu), slice_ns, vtime, enq_flags);
+		scx_bpf_dsq_insert_vtime(p, llc_dsq_of(cpu), slice_ns, relative_deadline(tctx),
+					 enq_flags);
 		set_overloaded(cpu);
 		kick_idle_in_llc(p, cpu, !reenq);
 		return;
 	}
 	/*
 	 * fair.c: the task waits on task_cpu(p)'s runqueue: target after a fallback, the CPU
-	 * it is still on for a queued wakeup, its own for a preempted task. ttwu wakes that
-	 * CPU if it is idle; only a balance (sis_dispatch, sis_tick) moves the task elsewhere.
-	 * differs: no wakeup preemption of target's current task (it runs out its slice).
+	 * it is still on for a queued wakeup, its own for a preempted task. ttwu's
+	 * wakeup_preempt() reschedules that CPU if it is idle (no kick needed from here);
+	 * only a balance (sis_dispatch, sis_tick) moves the task elsewhere.
 	 */
 	stat_inc(STAT_CPU_QUEUED);
-	scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, vtime, enq_flags);
-	set_overloaded(cpu);
-	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	queue_on_cpu(p, tctx, cpu, enq_flags, feats);
 }
 
 /*
@@ -433,12 +473,13 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	u32 my_llc = cpu_llc[CPU_IDX(cpu)], my_node = cpu_node[CPU_IDX(cpu)];
 	u64 cpu_dsq = CPU_DSQ_BASE + cpu, llc_dsq = llc_dsq_of(cpu);
 	bool known = known_cpu(cpu), waiting;
+	struct sis_ctl *feats = lookup_ctl();
 	u32 i, pass;
 
+	if (feats && pick_eevdf(cpu, prev, llc_dsq, feats))
+		return;
 	/* a CPU the topology does not know has no hint: it always looks at its queues */
 	waiting = llc_overloaded(cpu);
-	if (keep_prev(prev, cpu_dsq, llc_dsq, waiting))
-		return;
 	if (waiting) {
 		if (balance_own_llc(cpu, my_llc, cpu_dsq, llc_dsq, known))
 			return;
@@ -465,9 +506,8 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		stat_inc(STAT_STEAL);
 		return;
 	}
-	/* nothing else to run: let prev go on */
+	/* nothing else to run: let prev go on, one request more */
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
-		scx_bpf_task_set_dsq_vtime(prev, charged_vtime(prev));
 		scx_bpf_task_set_slice(prev, slice_ns);
 		return;
 	}
@@ -540,9 +580,17 @@ int BPF_PROG(sis_sched_switch, bool preempt, struct task_struct *prev,
 void BPF_STRUCT_OPS(sis_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+	struct sis_ctl *feats = lookup_ctl();
+	s32 cpu = scx_bpf_task_cpu(p);
 
 	if (!tctx)
 		return;
+	/* enqueue_entity(): counted on the rq it joins */
+	if (feats && valid_cpu(cpu)) {
+		if (valid_cpu(tctx->rq_cpu))
+			dequeue_entity(tctx, false, feats);
+		place_entity(p, tctx, cpu, feats);
+	}
 	if (!(enq_flags & SCX_ENQ_WAKEUP)) {
 		tctx->wake_ts = 0;
 		return;
@@ -564,11 +612,14 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 {
 	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(scx_bpf_task_cpu(p))];
 	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+	struct sis_ctl *feats = lookup_ctl();
 	u64 now = scx_bpf_now();
 	struct sis_cpu_stats *s;
 
-	if (time_before(vtime_now, p->scx.dsq_vtime))
-		vtime_now = p->scx.dsq_vtime;
+	if (tctx && feats && valid_cpu(scx_bpf_task_cpu(p)))
+		set_next_entity(p, tctx, scx_bpf_task_cpu(p), feats);
+	if (tctx)
+		tctx->forked = false;
 	c->running_since = now;
 	if (c->idle_stamp)
 		end_idle(c, now);
@@ -602,6 +653,7 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(cpu)];
+	struct task_ctx *tctx;
 	u64 now = scx_bpf_now();
 
 	if (requeue_preempted && runnable)
@@ -610,7 +662,42 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	if (c->running_since && now > c->running_since)
 		c->busy_ns += now - c->running_since;
 	c->running_since = 0;
-	scx_bpf_task_set_dsq_vtime(p, charged_vtime(p));
+	tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+	if (tctx && valid_cpu(cpu))
+		put_prev_entity(p, tctx, cpu);
+}
+
+/* dequeue_entity(): the task leaves its rq, asleep or for an attribute change. */
+void BPF_STRUCT_OPS(sis_quiescent, struct task_struct *p, u64 deq_flags)
+{
+	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+	struct sis_ctl *feats = lookup_ctl();
+
+	if (tctx && feats)
+		dequeue_entity(tctx, deq_flags & SCX_DEQ_SLEEP, feats);
+}
+
+/*
+ * A task queued on @cpu for STARVE_MS goes to the global DSQ, which every CPU's balance
+ * takes from before ops.dispatch. differs: fair.c has no watchdog; EEVDF lets a low
+ * weight wait longer than the sched_ext watchdog allows (nice 19 beside nice -20: about
+ * 16 s per request), and nothing balances busy CPUs (a CPU held by an RT task).
+ */
+static __always_inline void rescue_starved(s32 cpu, u64 now)
+{
+	struct task_struct *q;
+	struct task_ctx *qctx;
+
+	cfs_rqs[CPU_IDX(cpu)].walked = 0;
+	bpf_for_each(scx_dsq, q, CPU_DSQ_BASE + cpu, 0) {
+		if (++cfs_rqs[CPU_IDX(cpu)].walked > PICK_SCAN_MAX)
+			break;
+		qctx = bpf_task_storage_get(&task_ctxs, q, 0, 0);
+		if (!qctx || now - qctx->queued_at < STARVE_MS * 1000000ULL)
+			continue;
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, q, SCX_DSQ_GLOBAL, 0))
+			stat_inc(STAT_STARVED);
+	}
 }
 
 static int refresh_util(void *map, int *key, struct util_timer *t)
@@ -641,6 +728,8 @@ static int refresh_util(void *map, int *key, struct util_timer *t)
 
 		WRITE_ONCE(l->nr_idle_scan, nr_idle_scan(l->util, llc_nr[LLC_IDX(llc)]));
 	}
+	bpf_for(cpu, 0, nr_cpu_ids)
+		rescue_starved(cpu, now);
 	util_last_refresh = now;
 	/* the hidden test of the ejection path: an error about 40 periods after load */
 	if (test_runtime_error && ++util_refreshes >= 40)
@@ -657,13 +746,19 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	if (!tctx)
 		return -ENOMEM;
 	tctx->recent_used_cpu = -1;
-	scx_bpf_task_set_dsq_vtime(p, vtime_now);
+	tctx->rq_cpu = -1;
+	tctx->initial = args->fork;
+	tctx->forked = args->fork;
 	return 0;
 }
 
-void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
+/* A task leaving us (exit, or another class) leaves its rq's sums. */
+void BPF_STRUCT_OPS(sis_disable, struct task_struct *p)
 {
-	scx_bpf_task_set_dsq_vtime(p, vtime_now);
+	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+
+	if (tctx && valid_cpu(tctx->rq_cpu))
+		account_entity(tctx->rq_cpu, tctx, false);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
@@ -750,11 +845,12 @@ SCX_OPS_DEFINE(sis_ops,
 	       .runnable = (void *)sis_runnable,
 	       .running = (void *)sis_running,
 	       .stopping = (void *)sis_stopping,
+	       .quiescent = (void *)sis_quiescent,
 	       .cpu_release = (void *)sis_cpu_release,
 	       .cpu_online = (void *)sis_cpu_online,
 	       .cpu_offline = (void *)sis_cpu_offline,
 	       .init_task = (void *)sis_init_task,
-	       .enable = (void *)sis_enable,
+	       .disable = (void *)sis_disable,
 	       .init = (void *)sis_init,
 	       .exit = (void *)sis_exit,
 	       /*
@@ -763,5 +859,5 @@ SCX_OPS_DEFINE(sis_ops,
 		* the kernel WARNs in put_prev_task_scx() (seen while enabling on 7.3.4).
 		*/
 	       .flags = SCX_OPS_ENQ_LAST,
-	       .timeout_ms = 10000,
+	       .timeout_ms = WATCHDOG_MS,
 	       .name = "sis");

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * scx_sis: the queueing around the search, standing in for fair.c's runqueues and
- * balancing: vtime order, the per-CPU queues, newidle pulls, the nohz kick, and the
- * IDLE_KICK habit.
+ * balancing: the per-CPU queues (in deadline order, see eevdf.bpf.h), newidle pulls,
+ * the nohz kick, and the IDLE_KICK habit.
  */
 
 /* Kick one idle CPU of @cpu's LLC (else any) so the shared DSQ gets consumed. */
@@ -22,32 +22,6 @@ static __always_inline void kick_idle_in_llc(struct task_struct *p, s32 cpu, boo
 	}
 }
 
-/*
- * Clamp a vtime into [vtime_now - slice, vtime_now + MAX_LAG_SLICES * slice]:
- * a sleeper gets at most one slice of credit, and a low-weight task (nice 19 is
- * charged 100x) never queues so far ahead that the watchdog sees it starve.
- */
-static __always_inline u64 clamp_vtime(u64 vtime)
-{
-	u64 now = vtime_now;
-
-	if (time_before(vtime, now - slice_ns))
-		vtime = now - slice_ns;
-	if (time_after(vtime, now + MAX_LAG_SLICES * slice_ns))
-		vtime = now + MAX_LAG_SLICES * slice_ns;
-	return vtime;
-}
-
-/* A task's vtime with the slice it has used so far charged, scaled by its weight. */
-static __always_inline u64 charged_vtime(struct task_struct *p)
-{
-	u64 used = slice_ns - p->scx.slice;
-
-	if (used > slice_ns)
-		used = slice_ns;
-	return p->scx.dsq_vtime + used * 100 / (p->scx.weight ? p->scx.weight : 100);
-}
-
 /* Must @p run where it is: a single-CPU task, or one with migration disabled. */
 static __always_inline bool bound_to_cpu(struct task_struct *p)
 {
@@ -65,15 +39,19 @@ static __always_inline void wake_puller(struct task_struct *p, s32 cpu)
 	kick_idle_in_llc(p, cpu, false);
 }
 
-/* The DSQ whose head has the lower vtime, of a CPU's own and its LLC's. */
-static __always_inline bool cpu_dsq_first(u64 cpu_dsq, u64 llc_dsq)
+/*
+ * Is the CPU queue's head due before the LLC shared queue's? The CPU queue is keyed by
+ * deadline on this rq's clock, the shared one by deadline relative to its rq's V.
+ */
+static __always_inline bool cpu_dsq_first(s32 cpu, u64 cpu_dsq, u64 llc_dsq)
 {
 	struct task_struct *a = __COMPAT_scx_bpf_dsq_peek(cpu_dsq);
 	struct task_struct *b = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
 
 	if (!a)
 		return false;
-	return !b || !time_after(a->scx.dsq_vtime, b->scx.dsq_vtime);
+	return !b || !time_after(a->scx.dsq_vtime - avg_vruntime(cpu) + (1ULL << 63),
+				 b->scx.dsq_vtime);
 }
 
 /*
@@ -99,33 +77,6 @@ static __always_inline void set_overloaded(s32 cpu)
 static __always_inline void clear_overloaded(u32 *hint)
 {
 	__sync_fetch_and_and(hint, 0);
-}
-
-/*
- * ops.dispatch runs while prev is still current and not yet queued, so the queues
- * hold only the others: prev goes on (charged, slice refilled) when its vtime would
- * still be the lowest, or else a weighted task would lose its share to FIFO order.
- * @waiting: the LLC's overloaded hint; clear, the LLC's shared queue is not looked at
- * (the CPU's own always is: a task that can run nowhere else never rests on a hint).
- */
-static __always_inline bool keep_prev(struct task_struct *prev, u64 cpu_dsq, u64 llc_dsq,
-				      bool waiting)
-{
-	struct task_struct *a, *b = NULL;
-	u64 v;
-
-	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
-		return false;
-	/* prev's vtime as ops.enqueue would queue it: charged, then clamped */
-	v = clamp_vtime(charged_vtime(prev));
-	a = __COMPAT_scx_bpf_dsq_peek(cpu_dsq);
-	if (waiting)
-		b = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
-	if ((a && time_after(v, a->scx.dsq_vtime)) || (b && time_after(v, b->scx.dsq_vtime)))
-		return false;
-	scx_bpf_task_set_dsq_vtime(prev, v);
-	scx_bpf_task_set_slice(prev, slice_ns);
-	return true;
 }
 
 /* Take a task from @c's own DSQ, if one there may run here. */
@@ -212,7 +163,7 @@ static __always_inline s32 first_idle(const struct cpumask *idle, const struct c
 
 /*
  * The newidle balance of a CPU's own LLC: its own queue and the LLC's shared one, the
- * lower vtime first, then a sibling's queue, then the LLC's busiest. The LLC's
+ * earlier deadline first, then a sibling's queue, then the LLC's busiest. The LLC's
  * overloaded hint is cleared first and set again if a task was taken (more may wait)
  * or any task was left waiting.
  */
@@ -224,7 +175,7 @@ static __always_inline bool balance_own_llc(s32 cpu, u32 llc, u64 cpu_dsq, u64 l
 
 	if (known)
 		clear_overloaded(hint);
-	if ((cpu_dsq_first(cpu_dsq, llc_dsq) && scx_bpf_dsq_move_to_local(cpu_dsq, 0)) ||
+	if ((cpu_dsq_first(cpu, cpu_dsq, llc_dsq) && scx_bpf_dsq_move_to_local(cpu_dsq, 0)) ||
 	    scx_bpf_dsq_move_to_local(llc_dsq, 0) || scx_bpf_dsq_move_to_local(cpu_dsq, 0))
 		goto found;
 	if (!known)

@@ -20,6 +20,18 @@ static __always_inline bool claim(s32 cpu)
 }
 
 /*
+ * choose_idle_cpu(): an idle CPU, claimed; or, for a wakee not SCHED_IDLE itself, a CPU
+ * whose rq runs only SCHED_IDLE tasks (select_cpu then preempts them at once).
+ */
+static __always_inline bool choose_idle_cpu(struct task_struct *p, const struct cpumask *idle,
+					    s32 cpu)
+{
+	if (available_idle_cpu(idle, cpu))
+		return claim(cpu);
+	return !task_has_idle_policy(p) && sched_idle_cpu(cpu);
+}
+
+/*
  * The first CPU of LLC @llc that @p may use and @mask (an idle mask) holds, claimed;
  * -1 if none. @count_lost: a lost claim is a placement's (counted), not a kick's.
  */
@@ -74,6 +86,12 @@ static __always_inline s32 select_idle_core(struct task_struct *p, const struct 
 		(*scanned)++;
 		if (!available_idle_cpu(idle, sib)) {
 			all_idle = false;
+			/* choose_sched_idle_rq(): never a whole idle core, but the fallback */
+			if (*idle_cpu < 0 && allowed(p, sib) && !task_has_idle_policy(p) &&
+			    sched_idle_cpu(sib)) {
+				*idle_cpu = sib;
+				break;
+			}
 			if (*idle_cpu >= 0)
 				break;
 			continue;
@@ -98,7 +116,7 @@ static __always_inline s32 select_idle_smt(struct task_struct *p, const struct c
 		if (sib == target || !allowed(p, sib) || !cpus_share_cache(sib, target))
 			continue;
 		(*scanned)++;
-		if (available_idle_cpu(idle, sib) && claim(sib))
+		if (choose_idle_cpu(p, idle, sib))
 			return sib;
 	}
 	return -1;
@@ -251,7 +269,7 @@ static __always_inline s32 select_idle_cpu(struct task_struct *p, const struct c
 				return -1;
 			}
 			(*scanned)++;
-			if (available_idle_cpu(idle, cpu) && claim(cpu)) {
+			if (choose_idle_cpu(p, idle, cpu)) {
 				idle_cpu = cpu;
 				break;
 			}
@@ -262,7 +280,7 @@ static __always_inline s32 select_idle_cpu(struct task_struct *p, const struct c
 		/* a full core scan failed: the hint was wrong */
 		stat_inc(STAT_HINT_FALSE);
 		set_idle_cores(target, 0);
-		if (idle_cpu >= 0 && !claim(idle_cpu))
+		if (idle_cpu >= 0 && !choose_idle_cpu(p, idle, idle_cpu))
 			idle_cpu = -1;
 	}
 	/* differs: timed only while a bound reads it (fair.c 4.13 to 5.12 timed every walk) */
@@ -319,12 +337,12 @@ static __always_inline s32 select_idle_sibling(struct task_struct *p, struct tas
 	s32 recent, i;
 
 	*step = STAT_TARGET;
-	if (allowed(p, target) && available_idle_cpu(idle, target) && claim(target))
+	if (allowed(p, target) && choose_idle_cpu(p, idle, target))
 		return target;
 
 	*step = STAT_PREV;
 	if (prev != target && cpus_share_cache(prev, target) && allowed(p, prev) &&
-	    available_idle_cpu(idle, prev) && claim(prev))
+	    choose_idle_cpu(p, idle, prev))
 		return prev;
 
 	/* differs: no per-CPU-kthread stacking (step 3): sched_ext lets kthreads wake like any task. */
@@ -334,7 +352,7 @@ static __always_inline s32 select_idle_sibling(struct task_struct *p, struct tas
 	tctx->recent_used_cpu = prev;
 	if (feat(feats, FEAT_RECENT_USED) && recent != prev && recent != target &&
 	    valid_cpu(recent) && cpus_share_cache(recent, target) &&
-	    allowed(p, recent) && available_idle_cpu(idle, recent) && claim(recent))
+	    allowed(p, recent) && choose_idle_cpu(p, idle, recent))
 		return recent;
 
 	if (smt_enabled) {

@@ -1,0 +1,556 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_sis: EEVDF around the search, as fair.c orders a runqueue. Each CPU keeps the
+ * sums avg_vruntime() reads over the tasks on its runqueue (its queue and curr);
+ * place_entity() sets vruntime from the lag kept across sleep and migration and a
+ * virtual deadline from the request; pick_eevdf() takes the earliest eligible deadline
+ * of the CPU's queue (a DSQ in deadline order) and curr; wakeup_preempt_fair() decides
+ * whether a wakee queued on a busy CPU preempts its curr.
+ * differs: no DELAY_DEQUEUE: sched_ext dequeues a sleeping task at once, so its lag is
+ * taken when it blocks (as fair.c with NO_DELAY_DEQUEUE).
+ */
+
+#define NICE_0_LOAD		1024
+#define SCHED_BATCH		3	/* include/uapi/linux/sched.h */
+#define SCHED_IDLE		5
+#define LAG_KEY_MAX		(1LL << 40)	/* |vruntime - V| bound, far beyond any lag limit */
+/* differs: pick_eevdf() looks at the first 64 deadlines of a queue (fair.c: a heap search) */
+#define PICK_SCAN_MAX		64
+
+/*
+ * A CPU's cfs_rq, the parts EEVDF reads (struct cfs_rq is the kernel's name). The sums count every task whose rq this is
+ * (queued or curr), each as weight * vruntime taken when counted, modulo 2^64: a
+ * difference of two such sums is exact, so the origin avg_vruntime() subtracts can be
+ * any recent V (zero_vruntime) and no rebasing is needed. Updated with atomics: a CPU
+ * that pulls a task takes it out of the sums of the CPU it came from.
+ */
+struct sis_cfs_rq {
+	u64 sum_w_vruntime;	/* sum of w * vruntime, mod 2^64 */
+	u64 sum_weight;		/* sum of w */
+	u64 zero_vruntime;	/* a recent V, the origin of the keys */
+	u32 nr_queued;		/* tasks counted, curr included */
+	u32 h_nr_idle;		/* ... of which SCHED_IDLE */
+	u32 nr_custom;		/* ... with a custom slice (sched_attr.sched_runtime) */
+	/* curr, from ops.running to ops.stopping; curr_weight 0: none of ours runs */
+	u32 curr_weight;
+	u32 curr_policy;
+	u64 curr_vruntime;	/* its vruntime when it started (as counted in the sums) */
+	u64 curr_clock;		/* rq->clock_task when it started */
+	u64 curr_deadline;
+	u64 curr_vprot;		/* se->vprot: protected up to this vruntime */
+	u64 curr_slice;		/* se->slice */
+	/*
+	 * A queue walk's count, kept here: counted on the stack, the verifier would follow
+	 * each of the PICK_SCAN_MAX iterations apart.
+	 */
+	u32 walked;
+} __attribute__((aligned(64)));
+struct sis_cfs_rq cfs_rqs[MAX_CPUS];
+
+/* sched_prio_to_weight[]: nice -20 to 19, each step about 1.25x. */
+static const u32 prio_to_weight[40] = {
+	88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+	9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
+	1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
+	110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+};
+#define WEIGHT_IDLEPRIO		3
+
+/*
+ * set_load_weight()'s weight, scaled down: nice 0 is 1024, SCHED_IDLE 3. Taken from
+ * the priority: for a sched_ext task the kernel updates p->scx.weight, not p->se.load.
+ */
+static __always_inline u32 se_weight(struct task_struct *p)
+{
+	u32 prio = (u32)p->static_prio - MAX_RT_PRIO;
+
+	if (p->policy == SCHED_IDLE)
+		return WEIGHT_IDLEPRIO;
+	return prio < 40 ? prio_to_weight[prio] : NICE_0_LOAD;
+}
+
+static __always_inline bool task_has_idle_policy(struct task_struct *p)
+{
+	return p->policy == SCHED_IDLE;
+}
+
+/* normal_policy(): SCHED_NORMAL (SCHED_EXT counts as normal); not BATCH or IDLE */
+static __always_inline bool normal_policy(struct task_struct *p)
+{
+	return p->policy != SCHED_BATCH && p->policy != SCHED_IDLE;
+}
+
+/* calc_delta_fair(): wall time to vruntime, delta * NICE_0_LOAD / w. */
+static __always_inline u64 calc_delta_fair(u64 delta, u32 w)
+{
+	if (w == NICE_0_LOAD || !w)
+		return delta;
+	return delta * NICE_0_LOAD / w;
+}
+
+/* The inverse: vruntime to wall time. */
+static __always_inline u64 calc_delta_wall(u64 vdelta, u32 w)
+{
+	if (w == NICE_0_LOAD)
+		return vdelta;
+	return vdelta * w / NICE_0_LOAD;
+}
+
+/* Signed division rounded down (BPF has no signed divide before v4). */
+static __always_inline s64 div_floor(s64 n, u64 d)
+{
+	if (!d)
+		return 0;
+	if (n >= 0)
+		return (s64)((u64)n / d);
+	return -(s64)(((u64)-n + d - 1) / d);
+}
+
+/* The request: the task's custom slice, else the kernel's base slice. */
+static __always_inline u64 task_slice(struct task_struct *p)
+{
+	return p->se.custom_slice && p->se.slice ? p->se.slice : slice_ns;
+}
+
+/* rq->clock_task of @cpu: the task clock, read under its rq lock or as last updated. */
+static __always_inline u64 rq_clock_task(s32 cpu)
+{
+	struct rq *rq = bpf_per_cpu_ptr(&runqueues, cpu);
+
+	return rq ? rq->clock_task : 0;
+}
+
+/* curr's weighted progress since it started, w * delta_vruntime = delta_exec * 1024. */
+static __always_inline s64 curr_progress(struct sis_cfs_rq *rq, s32 cpu)
+{
+	u64 start = READ_ONCE(rq->curr_clock), now;
+
+	if (!READ_ONCE(rq->curr_weight))
+		return 0;
+	now = rq_clock_task(cpu);
+	return now > start ? (s64)((now - start) * NICE_0_LOAD) : 0;
+}
+
+/* curr's vruntime now, as update_curr() would make it. */
+static __always_inline u64 curr_vruntime(struct sis_cfs_rq *rq, s32 cpu)
+{
+	return rq->curr_vruntime + calc_delta_fair(curr_progress(rq, cpu) / NICE_0_LOAD,
+						   rq->curr_weight);
+}
+
+/* sum_w_vruntime_add()/_sub(), with the counts pick and choose_idle_cpu() read. */
+static __always_inline void account_entity(s32 cpu, struct task_ctx *tctx, bool add)
+{
+	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
+	u64 wv = (u64)tctx->weight * tctx->vruntime;
+
+	if (add) {
+		__sync_fetch_and_add(&rq->sum_w_vruntime, wv);
+		__sync_fetch_and_add(&rq->sum_weight, tctx->weight);
+		__sync_fetch_and_add(&rq->nr_queued, 1);
+		if (tctx->idle_policy)
+			__sync_fetch_and_add(&rq->h_nr_idle, 1);
+		if (tctx->custom_slice)
+			__sync_fetch_and_add(&rq->nr_custom, 1);
+		tctx->rq_cpu = cpu;
+		return;
+	}
+	__sync_fetch_and_sub(&rq->sum_w_vruntime, wv);
+	__sync_fetch_and_sub(&rq->sum_weight, tctx->weight);
+	__sync_fetch_and_sub(&rq->nr_queued, 1);
+	if (tctx->idle_policy)
+		__sync_fetch_and_sub(&rq->h_nr_idle, 1);
+	if (tctx->custom_slice)
+		__sync_fetch_and_sub(&rq->nr_custom, 1);
+	tctx->rq_cpu = -1;
+}
+
+/* The sums and load, curr's progress included: avg = sum w*(v - zero), load = sum w. */
+static __always_inline s64 avg_sums(struct sis_cfs_rq *rq, s32 cpu, u64 *load, u64 *zero)
+{
+	u64 w = READ_ONCE(rq->sum_weight), z = READ_ONCE(rq->zero_vruntime);
+
+	*load = w;
+	*zero = z;
+	return (s64)(READ_ONCE(rq->sum_w_vruntime) - z * w) + curr_progress(rq, cpu);
+}
+
+/*
+ * avg_vruntime(): V, the weighted mean vruntime, rounded down (left bias). Global
+ * functions here are verified once, not at each of their many call sites.
+ */
+__noinline u64 avg_vruntime(s32 cpu)
+{
+	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
+	u64 load, zero;
+	s64 avg = avg_sums(rq, cpu, &load, &zero);
+
+	if (!load)
+		return zero;
+	return zero + div_floor(avg, load);
+}
+
+/* vruntime_eligible(): lag >= 0, that is V >= v, tested without the division. */
+__noinline bool vruntime_eligible(s32 cpu, u64 v)
+{
+	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
+	u64 load, zero;
+	s64 avg = avg_sums(rq, cpu, &load, &zero), key = (s64)(v - zero);
+
+	if (!load)
+		return true;
+	if (key > LAG_KEY_MAX)
+		return false;
+	if (key < -LAG_KEY_MAX)
+		return true;
+	return avg >= key * (s64)load;
+}
+
+/*
+ * entity_lag(): V - v, clamped to the time the request and a tick take at this weight.
+ * differs: the longest request of the rq is the task's own or the base slice, whichever
+ * is longer (the rq's max_slice is not kept).
+ */
+static __always_inline s64 entity_lag(struct task_ctx *tctx, u64 avruntime)
+{
+	u64 max_slice = tctx->slice > slice_ns ? tctx->slice : slice_ns;
+	s64 limit = (s64)calc_delta_fair(max_slice + tick_ns, tctx->weight);
+	s64 vlag = (s64)(avruntime - tctx->vruntime);
+
+	if (vlag > limit)
+		return limit;
+	if (vlag < -limit)
+		return -limit;
+	return vlag;
+}
+
+/*
+ * place_entity() and the accounting of enqueue_entity(): vruntime = V - lag, the lag
+ * inflated by (W + w) / W so that adding the task moves V by no more than its lag
+ * (PLACE_LAG); the deadline one request later, half one for a new task
+ * (PLACE_DEADLINE_INITIAL), or the relative deadline it kept (PLACE_REL_DEADLINE).
+ */
+static __always_inline void place_entity(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
+					 struct sis_ctl *feats)
+{
+	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
+	u64 vruntime = avg_vruntime(cpu), load = READ_ONCE(rq->sum_weight), vslice;
+	s64 lag = 0;
+
+	tctx->weight = se_weight(p);
+	tctx->slice = task_slice(p);
+	tctx->idle_policy = task_has_idle_policy(p);
+	tctx->custom_slice = tctx->slice != slice_ns;
+	vslice = calc_delta_fair(tctx->slice, tctx->weight);
+	if (feat(feats, FEAT_PLACE_LAG) && READ_ONCE(rq->nr_queued) && load && tctx->vlag) {
+		lag = tctx->vlag;
+		if (lag > LAG_KEY_MAX)
+			lag = LAG_KEY_MAX;
+		if (lag < -LAG_KEY_MAX)
+			lag = -LAG_KEY_MAX;
+		lag = lag < 0 ? -(s64)((u64)-lag * (load + tctx->weight) / load) :
+				(s64)((u64)lag * (load + tctx->weight) / load);
+	}
+	tctx->vruntime = vruntime - lag;
+	if (tctx->rel_deadline) {
+		tctx->deadline += tctx->vruntime;
+		tctx->rel_deadline = false;
+	} else {
+		if (feat(feats, FEAT_PLACE_DEADLINE_INITIAL) && tctx->initial)
+			vslice /= 2;
+		tctx->deadline = tctx->vruntime + vslice;
+	}
+	tctx->initial = false;
+	WRITE_ONCE(rq->zero_vruntime, vruntime);
+	account_entity(cpu, tctx, true);
+}
+
+/*
+ * dequeue_entity()'s part: the lag is kept (update_entity_lag()), and a task that leaves
+ * without sleeping (a migration, a change of its attributes) keeps its deadline
+ * relative to its vruntime (PLACE_REL_DEADLINE).
+ */
+static __always_inline void dequeue_entity(struct task_ctx *tctx, bool sleep,
+					   struct sis_ctl *feats)
+{
+	s32 cpu = tctx->rq_cpu;
+
+	if (!valid_cpu(cpu))
+		return;
+	tctx->vlag = entity_lag(tctx, avg_vruntime(cpu));
+	if (!sleep && feat(feats, FEAT_PLACE_REL_DEADLINE)) {
+		tctx->deadline -= tctx->vruntime;
+		tctx->rel_deadline = true;
+	}
+	account_entity(cpu, tctx, false);
+}
+
+/*
+ * A task found on a CPU other than the one whose sums count it: moved while runnable,
+ * by a pull or by the kernel, which calls neither ops.quiescent nor ops.runnable then.
+ * It leaves the old rq and is placed on the new one, as a migration's dequeue and
+ * enqueue do.
+ */
+static __always_inline void follow_migration(struct task_struct *p, struct task_ctx *tctx,
+					     s32 cpu, struct sis_ctl *feats)
+{
+	if (tctx->rq_cpu == cpu)
+		return;
+	dequeue_entity(tctx, false, feats);
+	place_entity(p, tctx, cpu, feats);
+}
+
+/* cfs_rq_min_slice(): the shortest request of @cpu's queue and @tctx's. */
+static __always_inline u64 min_slice_of(s32 cpu, struct task_ctx *tctx)
+{
+	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
+	struct task_struct *q;
+	u64 min = tctx->slice;
+
+	rq->walked = 0;
+	bpf_for_each(scx_dsq, q, CPU_DSQ_BASE + cpu, 0) {
+		u64 s = task_slice(q);
+
+		if (s < min)
+			min = s;
+		if (++rq->walked >= PICK_SCAN_MAX)
+			break;
+	}
+	return min;
+}
+
+/*
+ * set_protect_slice(): curr runs uninterrupted up to vprot: its deadline, or, when a
+ * queued task has a shorter request (RUN_TO_PARITY) or the feature is off (the
+ * normalized base slice), that much service.
+ * differs: the shortest request is looked for only while some task of the rq has a
+ * custom slice; otherwise every request is the base slice.
+ */
+static __always_inline u64 set_protect_slice(struct task_ctx *tctx, s32 cpu,
+					     struct sis_ctl *feats)
+{
+	u64 slice = normalized_slice_ns, vprot = tctx->deadline, v;
+
+	if (feat(feats, FEAT_RUN_TO_PARITY))
+		slice = READ_ONCE(cfs_rqs[CPU_IDX(cpu)].nr_custom) ? min_slice_of(cpu, tctx) :
+								     tctx->slice;
+	if (slice > tctx->slice)
+		slice = tctx->slice;
+	if (slice != tctx->slice) {
+		v = tctx->vruntime + calc_delta_fair(slice, tctx->weight);
+		if (time_before(v, vprot))
+			vprot = v;
+	}
+	tctx->vprot = vprot;
+	return vprot;
+}
+
+/* update_deadline(): a request used up gets the next one. */
+static __always_inline bool update_deadline(struct task_ctx *tctx)
+{
+	if (time_before(tctx->vruntime, tctx->deadline))
+		return false;
+	tctx->deadline = tctx->vruntime + calc_delta_fair(tctx->slice, tctx->weight);
+	return true;
+}
+
+/*
+ * set_next_entity(): @p becomes curr of @cpu. Its sched_ext slice is the wall time to
+ * vprot, where update_curr() would ask for a resched.
+ */
+static __always_inline void set_next_entity(struct task_struct *p, struct task_ctx *tctx,
+					    s32 cpu, struct sis_ctl *feats)
+{
+	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
+	u64 vprot;
+
+	follow_migration(p, tctx, cpu, feats);
+	update_deadline(tctx);
+	vprot = set_protect_slice(tctx, cpu, feats);
+	tctx->exec_start = p->se.sum_exec_runtime;
+	rq->curr_vruntime = tctx->vruntime;
+	rq->curr_clock = rq_clock_task(cpu);
+	rq->curr_deadline = tctx->deadline;
+	rq->curr_vprot = vprot;
+	rq->curr_slice = tctx->slice;
+	rq->curr_policy = p->policy;
+	WRITE_ONCE(rq->curr_weight, tctx->weight);
+	scx_bpf_task_set_slice(p, calc_delta_wall(vprot - tctx->vruntime, tctx->weight) ?: 1);
+}
+
+/*
+ * update_curr() at the end of a run: vruntime advances by the service received,
+ * weighted, and the sums follow; a used-up request gets its next deadline.
+ */
+static __always_inline void put_prev_entity(struct task_struct *p, struct task_ctx *tctx,
+					    s32 cpu)
+{
+	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
+	u64 ran = p->se.sum_exec_runtime - tctx->exec_start, dv;
+
+	WRITE_ONCE(rq->curr_weight, 0);
+	if (tctx->rq_cpu != cpu || (s64)ran <= 0)
+		return;
+	dv = calc_delta_fair(ran, tctx->weight);
+	__sync_fetch_and_add(&rq->sum_w_vruntime, (u64)tctx->weight * dv);
+	tctx->vruntime += dv;
+	tctx->exec_start = p->se.sum_exec_runtime;
+	update_deadline(tctx);
+}
+
+/* A task's deadline as a queue key comparable across CPUs: relative to its rq's V. */
+static __always_inline u64 relative_deadline(struct task_ctx *tctx)
+{
+	s32 cpu = valid_cpu(tctx->rq_cpu) ? tctx->rq_cpu : 0;
+
+	return tctx->deadline - avg_vruntime(cpu) + (1ULL << 63);
+}
+
+/*
+ * protect_slice()'s bound for a curr that goes on at @v with @deadline, as
+ * set_protect_slice() sets it; the sched_ext slice is the wall time to it.
+ */
+static __always_inline u64 keep_slice(struct task_ctx *tctx, s32 cpu, u64 v, bool renewed,
+				      struct sis_ctl *feats)
+{
+	u64 vprot;
+
+	/* fair.c sets no new vprot for a curr picked again: it is rescheduled each tick */
+	if (!renewed)
+		return tick_ns;
+	tctx->vruntime = v;
+	vprot = set_protect_slice(tctx, cpu, feats);
+	WRITE_ONCE(cfs_rqs[CPU_IDX(cpu)].curr_vprot, vprot);
+	return calc_delta_wall(vprot - v, tctx->weight) ?: 1;
+}
+
+/*
+ * pick_eevdf() for a CPU about to switch: the earliest eligible deadline among its
+ * queue and prev (ops.dispatch runs while prev is still curr, before ops.stopping).
+ * prev goes on when it wins; a queued task wins unless the LLC's shared queue holds an
+ * earlier deadline (relative to each rq's V), which is then taken. False: nothing
+ * eligible here (the callers' balancing then takes a queue head).
+ */
+static __always_inline bool pick_eevdf(s32 cpu, struct task_struct *prev, u64 llc_dsq,
+				       struct sis_ctl *feats)
+{
+	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
+	struct task_ctx *ptctx = NULL, *qctx;
+	struct task_struct *q, *shared;
+	u64 prev_v = 0, prev_dl = 0, rel;
+	bool prev_ok = false, renewed = false, skipped = false;
+
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && READ_ONCE(rq->curr_weight))
+		ptctx = bpf_task_storage_get(&task_ctxs, prev, 0, 0);
+	if (ptctx && ptctx->rq_cpu == cpu) {
+		prev_v = curr_vruntime(rq, cpu);
+		prev_dl = ptctx->deadline;
+		if (!time_before(prev_v, prev_dl)) {
+			prev_dl = prev_v + calc_delta_fair(ptctx->slice, ptctx->weight);
+			renewed = true;
+		}
+		prev_ok = vruntime_eligible(cpu, prev_v);
+	}
+	shared = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
+	rq->walked = 0;
+	bpf_for_each(scx_dsq, q, CPU_DSQ_BASE + cpu, 0) {
+		if (++rq->walked > PICK_SCAN_MAX)
+			break;
+		qctx = bpf_task_storage_get(&task_ctxs, q, 0, 0);
+		if (!qctx)
+			continue;
+		/* prev's deadline is earlier than this one's and every later one's */
+		if (prev_ok && !time_before(qctx->deadline, prev_dl))
+			break;
+		if (!vruntime_eligible(cpu, qctx->vruntime)) {
+			skipped = true;
+			continue;
+		}
+		rel = qctx->deadline - avg_vruntime(cpu) + (1ULL << 63);
+		if (shared && time_before(shared->scx.dsq_vtime, rel))
+			return scx_bpf_dsq_move_to_local(llc_dsq, 0);
+		if (skipped)
+			stat_inc(STAT_PICK_INELIGIBLE);
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, q, SCX_DSQ_LOCAL, 0))
+			return true;
+	}
+	if (!prev_ok)
+		return false;
+	rel = prev_dl - avg_vruntime(cpu) + (1ULL << 63);
+	if (shared && time_before(shared->scx.dsq_vtime, rel) &&
+	    scx_bpf_dsq_move_to_local(llc_dsq, 0))
+		return true;
+	ptctx->deadline = prev_dl;
+	WRITE_ONCE(rq->curr_deadline, prev_dl);
+	scx_bpf_task_set_slice(prev, keep_slice(ptctx, cpu, prev_v, renewed, feats));
+	/* keep_slice() moved vruntime for set_protect_slice(); stopping counts from the start */
+	ptctx->vruntime = rq->curr_vruntime;
+	return true;
+}
+
+/*
+ * wakeup_preempt_fair(): does @p, queued on @cpu, preempt curr there? A non-idle wakee
+ * preempts a SCHED_IDLE curr at once; an idle or batch wakee never preempts; else @p
+ * preempts when it is what pick_eevdf() now chooses: curr not eligible or past its
+ * protection (PREEMPT_SHORT: a shorter request overrides it), and @p the earliest
+ * eligible deadline. A fork preempts by PREEMPT_SHORT only (as 6.19+).
+ * differs: when @p does not preempt, curr's protection is not shortened to @p's request
+ * (update_protect_slice(), which matters for custom slices only).
+ */
+static __always_inline bool wakeup_preempt_fair(struct task_struct *p, struct task_ctx *tctx,
+						s32 cpu, struct sis_ctl *feats)
+{
+	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
+	bool curr_idle, short_req;
+	struct task_ctx *qctx;
+	struct task_struct *q;
+	u64 v;
+
+	if (!feat(feats, FEAT_WAKEUP_PREEMPTION) || !READ_ONCE(rq->curr_weight))
+		return false;
+	curr_idle = READ_ONCE(rq->curr_policy) == SCHED_IDLE;
+	if (curr_idle && !task_has_idle_policy(p)) {
+		stat_inc(STAT_PREEMPT_IDLE);
+		return true;
+	}
+	if (curr_idle != task_has_idle_policy(p) || !normal_policy(p))
+		return false;
+	short_req = feat(feats, FEAT_PREEMPT_SHORT) && tctx->slice < READ_ONCE(rq->curr_slice);
+	if (!short_req && tctx->forked)
+		return false;
+	v = curr_vruntime(rq, cpu);
+	if (vruntime_eligible(cpu, v)) {
+		if (!short_req && time_before(v, READ_ONCE(rq->curr_vprot)))
+			return false;
+		if (time_before(READ_ONCE(rq->curr_deadline), tctx->deadline))
+			return false;
+	}
+	if (!vruntime_eligible(cpu, tctx->vruntime))
+		return false;
+	rq->walked = 0;
+	bpf_for_each(scx_dsq, q, CPU_DSQ_BASE + cpu, 0) {
+		if (++rq->walked > PICK_SCAN_MAX || !time_before(q->scx.dsq_vtime, tctx->deadline))
+			break;
+		qctx = bpf_task_storage_get(&task_ctxs, q, 0, 0);
+		if (qctx && vruntime_eligible(cpu, qctx->vruntime))
+			return false;
+	}
+	if (short_req)
+		stat_inc(STAT_PREEMPT_SHORT);
+	return true;
+}
+
+/*
+ * sched_idle_cpu(): every task on @cpu's rq is a SCHED_IDLE one of ours (and there is
+ * one). differs: rq->nr_running and our count are read without @cpu's lock.
+ */
+__noinline bool sched_idle_cpu(s32 cpu)
+{
+	struct rq *rq = bpf_per_cpu_ptr(&runqueues, cpu);
+	u32 n;
+
+	if (!rq || !valid_cpu(cpu))
+		return false;
+	n = rq->nr_running;
+	return n && n == READ_ONCE(cfs_rqs[CPU_IDX(cpu)].h_nr_idle);
+}
