@@ -98,6 +98,18 @@ pub const FEATURES: &[Feature] = &[
         default: true,
         desc: "wakeup_preempt_fair(): a wakee queued on a busy CPU preempts curr when EEVDF would pick it (or curr is SCHED_IDLE); off: it waits for curr's slice",
     },
+    Feature {
+        name: "DELAY_DEQUEUE",
+        bit: bpf_intf::sis_feature_FEAT_DELAY_DEQUEUE as u64,
+        default: true,
+        desc: "EEVDF, emulated: a task that sleeps in debt (negative lag) has it paid down by V's progress on its rq while asleep, to 0 at most (DELAY_ZERO); off: the debt is kept",
+    },
+    Feature {
+        name: "HRTICK",
+        bit: bpf_intf::sis_feature_FEAT_HRTICK as u64,
+        default: true,
+        desc: "a per-CPU timer ends a request on time when tasks wait; off: at the next tick (HZ)",
+    },
 ];
 
 pub fn default_mask() -> u64 {
@@ -211,7 +223,7 @@ mod tests {
         let m = parse("no_sis_util, NO_IDLE_SMT", all).unwrap();
         assert_eq!(
             format(m),
-            "WAKE_AFFINE IDLE_CORE NO_IDLE_SMT RECENT_USED NO_SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION"
+            "WAKE_AFFINE IDLE_CORE NO_IDLE_SMT RECENT_USED NO_SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE HRTICK"
         );
         assert_eq!(from_text(&format(m)), m);
         assert_eq!(changed(m), "NO_IDLE_SMT,NO_SIS_UTIL");

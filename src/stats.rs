@@ -116,8 +116,12 @@ pub struct Metrics {
     pub pick_ineligible: u64,
     #[stat(desc = "Wakeups placed on a CPU that ran only SCHED_IDLE tasks (choose_idle_cpu)")]
     pub sched_idle: u64,
-    #[stat(desc = "Tasks queued for half the watchdog's timeout, handed to the global DSQ (not fair.c)")]
+    #[stat(
+        desc = "Tasks queued for half the watchdog's timeout, handed to the global DSQ (not fair.c)"
+    )]
     pub starved: u64,
+    #[stat(desc = "Runs the HRTICK timer ended on time, before the tick")]
+    pub hrtick: u64,
 
     #[stat(desc = "Wakeups placed on a CPU other than prev_cpu")]
     pub migrations: u64,
@@ -309,6 +313,7 @@ counter_table! {
     pick_ineligible = sis_stat_STAT_PICK_INELIGIBLE,
     sched_idle = sis_stat_STAT_SCHED_IDLE,
     starved = sis_stat_STAT_STARVED,
+    hrtick = sis_stat_STAT_HRTICK,
     migrations = sis_stat_STAT_MIGRATE,
     migrations_llc = sis_stat_STAT_MIGRATE_LLC,
     wake_affine = sis_stat_STAT_WAKE_AFFINE,
@@ -737,13 +742,14 @@ impl Metrics {
         )?;
         writeln!(
             w,
-            "  eevdf: wakeup_preempt {} (of SCHED_IDLE {}, short {}) pick_ineligible {} sched_idle {} starved {}",
+            "  eevdf: wakeup_preempt {} (of SCHED_IDLE {}, short {}) pick_ineligible {} sched_idle {} starved {} hrtick {}",
             self.wakeup_preempt,
             self.preempt_idle,
             self.preempt_short,
             self.pick_ineligible,
             self.sched_idle,
-            self.starved
+            self.starved,
+            self.hrtick
         )?;
         Ok(())
     }

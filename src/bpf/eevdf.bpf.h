@@ -6,8 +6,10 @@
  * virtual deadline from the request; pick_eevdf() takes the earliest eligible deadline
  * of the CPU's queue (a DSQ in deadline order) and curr; wakeup_preempt_fair() decides
  * whether a wakee queued on a busy CPU preempts its curr.
- * differs: no DELAY_DEQUEUE: sched_ext dequeues a sleeping task at once, so its lag is
- * taken when it blocks (as fair.c with NO_DELAY_DEQUEUE).
+ * differs: DELAY_DEQUEUE is emulated: sched_ext dequeues a sleeping task at once, so a
+ * debt (negative lag) it sleeps with is paid down at wakeup by how far V of the rq it
+ * left has moved since, never past zero (DELAY_ZERO); its weight leaves that rq at once,
+ * and the wakeup goes through select_cpu (fair.c requeues a delayed task where it is).
  */
 
 #define NICE_0_LOAD		1024
@@ -44,8 +46,22 @@ struct sis_cfs_rq {
 	 * each of the PICK_SCAN_MAX iterations apart.
 	 */
 	u32 walked;
+	u64 run_gen;		/* bumped at each ops.running: the HRTICK timer's run */
 } __attribute__((aligned(64)));
 struct sis_cfs_rq cfs_rqs[MAX_CPUS];
+
+/* HRTICK: one timer per CPU, for the run it was armed for. */
+struct hrtick_timer {
+	struct bpf_timer timer;
+	u64 gen;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_CPUS);
+	__type(key, u32);
+	__type(value, struct hrtick_timer);
+} hrtick_timers SEC(".maps");
 
 /* sched_prio_to_weight[]: nice -20 to 19, each step about 1.25x. */
 static const u32 prio_to_weight[40] = {
@@ -225,6 +241,23 @@ static __always_inline s64 entity_lag(struct task_ctx *tctx, u64 avruntime)
 }
 
 /*
+ * DELAY_DEQUEUE and DELAY_ZERO, after the fact: a task that slept in debt would have
+ * stayed queued, not eligible, until V passed its vruntime, and left with lag 0; if it
+ * woke first, with what was left of the debt.
+ */
+static __always_inline void delayed_lag(struct task_ctx *tctx)
+{
+	s64 paid;
+
+	if (tctx->vlag >= 0 || !valid_cpu(tctx->sleep_cpu))
+		return;
+	paid = (s64)(avg_vruntime(tctx->sleep_cpu) - tctx->sleep_v);
+	if (paid <= 0)
+		return;
+	tctx->vlag = paid >= -tctx->vlag ? 0 : tctx->vlag + paid;
+}
+
+/*
  * place_entity() and the accounting of enqueue_entity(): vruntime = V - lag, the lag
  * inflated by (W + w) / W so that adding the task moves V by no more than its lag
  * (PLACE_LAG); the deadline one request later, half one for a new task
@@ -237,6 +270,8 @@ static __always_inline void place_entity(struct task_struct *p, struct task_ctx 
 	u64 vruntime = avg_vruntime(cpu), load = READ_ONCE(rq->sum_weight), vslice;
 	s64 lag = 0;
 
+	if (feat(feats, FEAT_DELAY_DEQUEUE))
+		delayed_lag(tctx);
 	tctx->weight = se_weight(p);
 	tctx->slice = task_slice(p);
 	tctx->idle_policy = task_has_idle_policy(p);
@@ -252,6 +287,7 @@ static __always_inline void place_entity(struct task_struct *p, struct task_ctx 
 				(s64)((u64)lag * (load + tctx->weight) / load);
 	}
 	tctx->vruntime = vruntime - lag;
+	tctx->sleep_cpu = -1;
 	if (tctx->rel_deadline) {
 		tctx->deadline += tctx->vruntime;
 		tctx->rel_deadline = false;
@@ -277,7 +313,9 @@ static __always_inline void dequeue_entity(struct task_ctx *tctx, bool sleep,
 
 	if (!valid_cpu(cpu))
 		return;
-	tctx->vlag = entity_lag(tctx, avg_vruntime(cpu));
+	tctx->sleep_v = avg_vruntime(cpu);
+	tctx->vlag = entity_lag(tctx, tctx->sleep_v);
+	tctx->sleep_cpu = sleep ? cpu : -1;
 	if (!sleep && feat(feats, FEAT_PLACE_REL_DEADLINE)) {
 		tctx->deadline -= tctx->vruntime;
 		tctx->rel_deadline = true;
@@ -354,6 +392,69 @@ static __always_inline bool update_deadline(struct task_ctx *tctx)
 	return true;
 }
 
+/* The timer fired: the run it was armed for is still on, its request is up. */
+static int hrtick(void *map, u32 *key, struct hrtick_timer *t)
+{
+	u32 cpu = *key;
+
+	if (cpu < MAX_CPUS && READ_ONCE(cfs_rqs[cpu].run_gen) == t->gen &&
+	    READ_ONCE(cfs_rqs[cpu].curr_weight)) {
+		stat_inc(STAT_HRTICK);
+		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	}
+	return 0;
+}
+
+/*
+ * hrtick_start_fair(): with tasks waiting on @cpu, end curr's run @delay ns from now
+ * rather than at the next tick (TICK_NSEC is 4 ms at HZ=250, a request 2.8 ms).
+ * differs: the timer ends the run with a preempting kick, in place of the hrtick's
+ * resched; it may fire on the CPU that armed it.
+ */
+static __always_inline void hrtick_start(s32 cpu, u64 delay, struct sis_ctl *feats)
+{
+	u32 key = CPU_IDX(cpu);
+	struct hrtick_timer *t;
+
+	if (!feat(feats, FEAT_HRTICK) || delay >= tick_ns ||
+	    READ_ONCE(cfs_rqs[key].nr_queued) < 2)
+		return;
+	t = bpf_map_lookup_elem(&hrtick_timers, &key);
+	if (!t)
+		return;
+	t->gen = READ_ONCE(cfs_rqs[key].run_gen);
+	bpf_timer_start(&t->timer, delay ?: 1, 0);
+}
+
+/* init: each CPU's timer, once. */
+static __always_inline s32 hrtick_init(u32 cpu)
+{
+	u32 key = CPU_IDX(cpu);
+	struct hrtick_timer *t = bpf_map_lookup_elem(&hrtick_timers, &key);
+
+	if (!t)
+		return -ENOENT;
+	bpf_timer_init(&t->timer, &hrtick_timers, CLOCK_MONOTONIC);
+	return bpf_timer_set_callback(&t->timer, hrtick);
+}
+
+/*
+ * hrtick_update() after an enqueue that did not preempt: the second task on @cpu's rq
+ * arms the timer for the rest of curr's run.
+ */
+static __always_inline void hrtick_update(s32 cpu, struct sis_ctl *feats)
+{
+	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
+	u64 v, vprot = READ_ONCE(rq->curr_vprot);
+	u32 w = READ_ONCE(rq->curr_weight);
+
+	if (!w || READ_ONCE(rq->nr_queued) != 2)
+		return;
+	v = curr_vruntime(rq, cpu);
+	if (time_before(v, vprot))
+		hrtick_start(cpu, calc_delta_wall(vprot - v, w), feats);
+}
+
 /*
  * set_next_entity(): @p becomes curr of @cpu. Its sched_ext slice is the wall time to
  * vprot, where update_curr() would ask for a resched.
@@ -362,7 +463,7 @@ static __always_inline void set_next_entity(struct task_struct *p, struct task_c
 					    s32 cpu, struct sis_ctl *feats)
 {
 	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
-	u64 vprot;
+	u64 vprot, slice;
 
 	follow_migration(p, tctx, cpu, feats);
 	update_deadline(tctx);
@@ -375,7 +476,10 @@ static __always_inline void set_next_entity(struct task_struct *p, struct task_c
 	rq->curr_slice = tctx->slice;
 	rq->curr_policy = p->policy;
 	WRITE_ONCE(rq->curr_weight, tctx->weight);
-	scx_bpf_task_set_slice(p, calc_delta_wall(vprot - tctx->vruntime, tctx->weight) ?: 1);
+	rq->run_gen++;
+	slice = calc_delta_wall(vprot - tctx->vruntime, tctx->weight) ?: 1;
+	scx_bpf_task_set_slice(p, slice);
+	hrtick_start(cpu, slice, feats);
 }
 
 /*

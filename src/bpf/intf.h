@@ -64,6 +64,8 @@ enum sis_feature {
 	FEAT_RUN_TO_PARITY = 1 << 11,
 	FEAT_PREEMPT_SHORT = 1 << 12,
 	FEAT_WAKEUP_PREEMPTION = 1 << 13,
+	FEAT_DELAY_DEQUEUE = 1 << 14,
+	FEAT_HRTICK = 1 << 15,
 };
 
 /*
@@ -132,7 +134,8 @@ enum sis_stat {
 	STAT_PREEMPT_SHORT,	/* ... of which past curr's protection by a shorter request */
 	STAT_PICK_INELIGIBLE,	/* picks that passed over earlier deadlines not yet eligible */
 	STAT_SCHED_IDLE,	/* wakeups placed on a CPU running only SCHED_IDLE tasks (choose_idle_cpu) */
-	STAT_STARVED,		/* tasks queued longer than STARVE_NS, handed to the global DSQ */
+	STAT_STARVED,		/* tasks queued longer than STARVE_MS, handed to the global DSQ */
+	STAT_HRTICK,		/* runs the HRTICK timer ended before the tick */
 	NR_SIS_STATS,
 };
 

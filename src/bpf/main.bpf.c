@@ -128,6 +128,8 @@ struct task_ctx {
 	bool idle_policy;	/* counted as SCHED_IDLE */
 	bool custom_slice;	/* counted with a custom slice */
 	u64 queued_at;		/* when ops.enqueue last queued it on a queue of ours */
+	s32 sleep_cpu;		/* the rq it slept from (DELAY_DEQUEUE); -1: none */
+	u64 sleep_v;		/* V of that rq when it left */
 };
 
 struct {
@@ -396,6 +398,7 @@ static __always_inline void queue_on_cpu(struct task_struct *p, struct task_ctx 
 	tctx->queued_at = scx_bpf_now();
 	scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, tctx->deadline, enq_flags);
 	set_overloaded(cpu);
+	hrtick_update(cpu, feats);
 }
 
 void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
@@ -689,6 +692,8 @@ static __always_inline void rescue_starved(s32 cpu, u64 now)
 	struct task_ctx *qctx;
 
 	cfs_rqs[CPU_IDX(cpu)].walked = 0;
+	/* a timer callback is no RCU read section before 6.17; the DSQ iterator needs one */
+	bpf_rcu_read_lock();
 	bpf_for_each(scx_dsq, q, CPU_DSQ_BASE + cpu, 0) {
 		if (++cfs_rqs[CPU_IDX(cpu)].walked > PICK_SCAN_MAX)
 			break;
@@ -698,6 +703,7 @@ static __always_inline void rescue_starved(s32 cpu, u64 now)
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, q, SCX_DSQ_GLOBAL, 0))
 			stat_inc(STAT_STARVED);
 	}
+	bpf_rcu_read_unlock();
 }
 
 static int refresh_util(void *map, int *key, struct util_timer *t)
@@ -747,6 +753,7 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 		return -ENOMEM;
 	tctx->recent_used_cpu = -1;
 	tctx->rq_cpu = -1;
+	tctx->sleep_cpu = -1;
 	tctx->initial = args->fork;
 	tctx->forked = args->fork;
 	return 0;
@@ -770,6 +777,11 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 	bpf_for(cpu, 0, nr_cpu_ids) {
 		struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(cpu)];
 
+		ret = hrtick_init(cpu);
+		if (ret) {
+			scx_bpf_error("failed to set up the HRTICK timer of CPU %u: %d", cpu, ret);
+			return ret;
+		}
 		/* sched_init(): avg_idle = wake_avg_idle = 2 * sysctl_sched_migration_cost */
 		c->avg_idle = 2 * MIGRATION_COST_NS;
 		c->wake_avg_idle = c->avg_idle;

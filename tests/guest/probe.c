@@ -3,6 +3,11 @@
  * sis-probe: small workloads for the guest tests, built statically on the host.
  *
  *   sis-probe spin CPU [NICE]     busy loop pinned to CPU, forever
+ *   sis-probe hog CPU POL SLICE   busy loop pinned to CPU under policy POL (normal,
+ *                                 batch, idle) with a custom slice of SLICE us (0:
+ *                                 the default), forever
+ *   sis-probe nap CPU POL SLICE N US  pinned likewise, N times: sleep US microseconds;
+ *                                 print how late the wakeups ran (p50, p90, max us)
  *   sis-probe wake N US CPU       N times: run on CPU, sleep US microseconds, wake
  *                                 free to run anywhere (comm sis-wake); print where
  *                                 each wakeup ran
@@ -82,6 +87,83 @@ static int spin(int cpu, int nice)
 	pin(cpu);
 	for (;;)
 		x++;
+	return 0;
+}
+
+/* sched_setattr(2)'s argument; the libc has no wrapper */
+struct sis_sched_attr {
+	unsigned int size, sched_policy;
+	unsigned long long sched_flags;
+	int sched_nice;
+	unsigned int sched_priority;
+	unsigned long long sched_runtime, sched_deadline, sched_period;
+	unsigned int util_min, util_max;
+};
+
+/* policy normal|batch|idle and a custom slice of @slice_us (0: none), for this thread */
+static void set_policy(const char *pol, int slice_us)
+{
+	struct sis_sched_attr a = { .size = sizeof(a) };
+
+	if (!strcmp(pol, "batch"))
+		a.sched_policy = SCHED_BATCH;
+	else if (!strcmp(pol, "idle"))
+		a.sched_policy = SCHED_IDLE;
+	else if (strcmp(pol, "normal")) {
+		fprintf(stderr, "policy must be normal, batch or idle, not '%s'\n", pol);
+		exit(2);
+	}
+	a.sched_runtime = (unsigned long long)slice_us * 1000;
+	if (syscall(SYS_sched_setattr, 0, &a, 0)) {
+		perror("sched_setattr");
+		exit(2);
+	}
+}
+
+static int policy_hog(int cpu, const char *pol, int slice_us)
+{
+	volatile unsigned long x = 0;
+
+	pin(cpu);
+	set_policy(pol, slice_us);
+	for (;;)
+		x++;
+	return 0;
+}
+
+static long long mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int nap(int cpu, const char *pol, int slice_us, int n, int us)
+{
+	long long *late = calloc(n > 0 ? n : 1, sizeof(*late));
+	struct timespec d = { .tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000L };
+
+	if (!late || n <= 0)
+		return 2;
+	pin(cpu);
+	set_policy(pol, slice_us);
+	for (int i = 0; i < n; i++) {
+		long long t0 = mono_ns();
+
+		nanosleep(&d, NULL);
+		late[i] = (mono_ns() - t0) / 1000 - us;
+	}
+	qsort(late, n, sizeof(*late), cmp_ll);
+	printf("nap: n=%d p50=%lld p90=%lld max=%lld us\n", n, late[n / 2], late[n * 9 / 10],
+	       late[n - 1]);
 	return 0;
 }
 
@@ -940,6 +1022,10 @@ int main(int argc, char **argv)
 		return hostile(argv[2], argv[3]);
 	if (argc == 5 && !strcmp(argv[1], "idle"))
 		return idle_conns(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if (argc == 5 && !strcmp(argv[1], "hog"))
+		return policy_hog(atoi(argv[2]), argv[3], atoi(argv[4]));
+	if (argc == 7 && !strcmp(argv[1], "nap"))
+		return nap(atoi(argv[2]), argv[3], atoi(argv[4]), atoi(argv[5]), atoi(argv[6]));
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "spin"))
 		return spin(atoi(argv[2]), argc == 4 ? atoi(argv[3]) : 0);
 	if (argc == 5 && !strcmp(argv[1], "wake"))

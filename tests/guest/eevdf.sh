@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# suite: eevdf 1:4:2 newest 500
+# eevdf.sh: the rules around the search, each against what fair.c does. Weights hold on
+# a CPU beside a switching load (ratio against EEVDF's in this guest); a request ends
+# before the tick (HRTICK) and at the tick without it; a SCHED_IDLE curr is preempted
+# by any other wakee, a BATCH or IDLE wakee preempts nothing else and waits, a shorter
+# request preempts (PREEMPT_SHORT), a sleeper beside a hog wakes as fast as under EEVDF,
+# and WAKEUP_PREEMPTION off preempts nothing; a CPU running only SCHED_IDLE work is
+# taken as idle. Each phase runs its own scx_sis, so its exit totals count that phase
+# alone. CPU 3 is the test CPU.
+. /tests/lib.sh
+plan 14
+C=3
+OTHERS=0-2,4-7
+sst() { cut -d' ' -f"$2" /proc/"$1"/schedstat; }
+# ratio NICE_A NICE_B: ms on CPU for each over 8 s, both pinned to CPU C, hackbench elsewhere
+ratio() {
+	taskset -c $OTHERS hackbench -g 2 -l 1000000 >/dev/null 2>&1 & HB=$!
+	sis-probe spin $C $1 & A=$!
+	sis-probe spin $C $2 & B=$!
+	sleep 2
+	a0=$(sst $A 1) b0=$(sst $B 1)
+	sleep 8
+	a=$((($(sst $A 1) - a0) / 1000000)) b=$((($(sst $B 1) - b0) / 1000000))
+	kill $A $B $HB; wait $A $B $HB 2>/dev/null
+	echo "$a $b"
+}
+# slice: mean us per timeslice of two nice-0 hogs on CPU C over 5 s
+slice() {
+	sis-probe spin $C & A=$!
+	sis-probe spin $C & B=$!
+	sleep 1
+	t0=$(sst $A 1) n0=$(sst $A 3)
+	sleep 5
+	t=$(($(sst $A 1) - t0)) n=$(($(sst $A 3) - n0))
+	kill $A $B; wait $A $B 2>/dev/null
+	echo $((t / (n > 0 ? n : 1) / 1000))
+}
+# napwith HOG_POL NAP_POL NAP_SLICE_US [N]: a hog and a napper on CPU C; prints nap's line
+napwith() {
+	sis-probe hog $C $1 0 & H=$!
+	sleep 0.5
+	sis-probe nap $C $2 $3 ${4:-200} 2000
+	kill $H; wait $H 2>/dev/null
+}
+p50() { echo "$1" | sed -n 's/.* p50=\([0-9-]*\) .*/\1/p'; }
+phase() { # phase LOG ARGS...: a fresh scx_sis for one measurement
+	start_sis "$@" || fail "start-$1" "$(tail -3 "$1")"
+}
+
+# EEVDF's own figures first, in this guest
+set -- $(ratio -20 0); ke_a=$1 ke_b=$2
+ke_slice=$(slice)
+echo "# EEVDF: nice -20 vs 0 on CPU $C beside hackbench: $ke_a vs $ke_b ms; two hogs: $ke_slice us per timeslice"
+k_nn=$(napwith normal normal 0)
+k_nb=$(napwith normal batch 0)
+echo "# EEVDF: SCHED_IDLE hog + normal napper: $(napwith idle normal 0)"
+echo "# EEVDF: normal hog + normal napper: $k_nn; + BATCH napper: $k_nb"
+
+phase /tmp/e1.log
+set -- $(ratio -20 0); a=$1 b=$2
+stop_sis
+# ratios as integers x100; EEVDF's (weights 88761:1024) is about 87
+r_sis=$((a * 100 / (b > 0 ? b : 1))) r_k=$((ke_a * 100 / (ke_b > 0 ? ke_b : 1)))
+echo "# scx_sis: nice -20 vs 0: $a vs $b ms, ratio $((r_sis / 100)) against EEVDF's $((r_k / 100))"
+check nice-ratio-as-eevdf "ratio $r_sis/100 against EEVDF's $r_k/100 (want within 0.6x-1.6x)" \
+	[ $((r_sis * 10)) -ge $((r_k * 6)) -a $((r_sis * 10)) -le $((r_k * 16)) ]
+
+phase /tmp/e2.log
+s_on=$(slice)
+stop_sis
+phase /tmp/e3.log -f NO_HRTICK
+s_off=$(slice)
+stop_sis
+echo "# two hogs on CPU $C: $s_on us per timeslice with HRTICK ($(total hrtick /tmp/e2.log) timer ends), $s_off us without; EEVDF $ke_slice us"
+check slice-ends-before-tick "HRTICK $s_on us per timeslice (request 2800 us; want < 3800 and 7 % under NO_HRTICK's $s_off)" \
+	[ "$s_on" -lt 3800 -a $((s_on * 100)) -le $((s_off * 93)) ]
+check slice-at-tick-without-hrtick "NO_HRTICK $s_off us (want >= 3400: the 4 ms tick)" [ "$s_off" -ge 3400 ]
+
+phase /tmp/e4.log
+n=$(napwith idle normal 0)
+stop_sis
+p=$(total preempt_idle /tmp/e4.log)
+echo "# SCHED_IDLE hog + normal napper: $n; preempt_idle $p"
+check sched-idle-curr-preempted "preempt_idle=$p of 200 wakeups (want >= 150)" [ "${p:-0}" -ge 150 ]
+
+# an IDLE napper waits about 130 ms a wakeup (weight 3 against 1024): 10 of them
+phase /tmp/e5.log
+n=$(napwith normal idle 0 10)
+n2=$(napwith normal batch 0)
+stop_sis
+p=$(total wakeup_preempt /tmp/e5.log) b=$(p50 "$n2") kb=$(p50 "$k_nb")
+echo "# normal hog + IDLE napper: $n; + BATCH napper: $n2 (EEVDF p50 $kb us); wakeup_preempt $p"
+check idle-batch-wakee-no-preempt "wakeup_preempt=$p over 210 IDLE and BATCH wakeups (want < 20)" [ "${p:-99}" -lt 20 ]
+check batch-wakee-waits "BATCH napper p50 $b us (EEVDF $kb us; want >= 600: it waits for curr's request)" [ "${b:-0}" -ge 600 ]
+
+phase /tmp/e6.log
+n=$(napwith idle batch 0)
+stop_sis
+p=$(total preempt_idle /tmp/e6.log)
+echo "# SCHED_IDLE hog + BATCH napper: $n; preempt_idle $p"
+check batch-wakee-preempts-idle "preempt_idle=$p of 200 (want >= 150)" [ "${p:-0}" -ge 150 ]
+
+phase /tmp/e7.log
+n=$(napwith normal normal 100)
+stop_sis
+p=$(total preempt_short /tmp/e7.log)
+echo "# normal hog + napper with a 100 us request: $n; preempt_short $p"
+check preempt-short "preempt_short=$p of 200 (want >= 100)" [ "${p:-0}" -ge 100 ]
+
+phase /tmp/e8.log
+n=$(napwith normal normal 0)
+stop_sis
+p=$(total wakeup_preempt /tmp/e8.log) s=$(p50 "$n") k=$(p50 "$k_nn")
+echo "# normal hog + normal napper: $n (EEVDF p50 $k us); wakeup_preempt $p"
+check napper-latency-as-eevdf "p50 $s us against EEVDF's $k us (want <= max(3x, +500 us))" \
+	[ "${s:-99999}" -le $((k * 3 > k + 500 ? k * 3 : k + 500)) ]
+
+phase /tmp/e9.log -f NO_WAKEUP_PREEMPTION
+n=$(napwith idle normal 0)
+stop_sis
+p=$(total wakeup_preempt /tmp/e9.log)
+echo "# NO_WAKEUP_PREEMPTION, SCHED_IDLE hog + normal napper: $n; wakeup_preempt $p"
+check no-wakeup-preemption-off "wakeup_preempt=$p (want 0)" [ "${p:-99}" = 0 ]
+
+# a SCHED_IDLE hog on every CPU: free wakeups find those CPUs idle (choose_idle_cpu)
+phase /tmp/e10.log
+H=
+for c in $(seq 0 7); do sis-probe hog $c idle 0 & H="$H $!"; done
+sleep 1
+sis-probe wake 200 2000 0 >/dev/null
+kill $H; wait $H 2>/dev/null
+stop_sis
+si=$(total sched_idle /tmp/e10.log) fb=$(total fallback /tmp/e10.log)
+echo "# SCHED_IDLE hogs on all CPUs: sched_idle=$si fallback=$fb of $(total select_cpu /tmp/e10.log) select_cpu"
+check sched-idle-cpu-is-idle "sched_idle=$si (want >= 150 of 200 wakeups)" [ "${si:-0}" -ge 150 ]
+check no-ejection "$(grep -hi 'stall\|EXIT: .*error' /tmp/e*.log | head -2)" sh -c '! grep -qi "stall\|EXIT: .*error" /tmp/e*.log'
+check counter-identity "$(grep totals /tmp/e10.log)" identity /tmp/e10.log
+check left-default "state=$(state)" [ "$(state)" = disabled ]
