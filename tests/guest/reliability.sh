@@ -46,10 +46,10 @@ check fork-storm "exit $?: $(tail -2 /tmp/fork.log)" [ $? = 0 ]
 sis-probe sleepers 5000 5 >/tmp/sleep.log 2>&1
 check 5000-sleepers "$(cat /tmp/sleep.log)" grep -q "5000 threads woke and exited" /tmp/sleep.log
 
-# nice -20 against nice 19 on one CPU: weighted vtime gives -20 clearly more CPU, and
-# the lead cap still lets 19 run every few seconds (weights 88761:15; with the cap about
-# one 5 ms slice per 3.5 s). Time on CPU and timeslices from schedstat over 10 s: exact,
-# where utime ticks round a few ms down to 0.
+# nice -20 against nice 19 on one CPU: EEVDF gives -20 nearly all of it (weights
+# 88761:15: a request of 19's every ~16 s), and the 5 s starvation rescue still lets 19
+# run. Time on CPU and timeslices from schedstat over 10 s: exact, where utime ticks
+# round a few ms down to 0.
 sis-probe spin 3 -20 & HI=$!
 sis-probe spin 3 19 & LO=$!
 sleep 2
