@@ -43,7 +43,7 @@ check util-prop-identity "$(totals /tmp/b-util_prop.log select_cpu)" identity /t
 # live: --set turns a bound on in the running scheduler
 start_sis /tmp/b-live.log -f NO_SIS_UTIL || fail live-start "$(tail -3 /tmp/b-live.log)"
 scx_sis --set SIS_PROP,SIS_AVG_CPU >/dev/null
-check live-set "$(scx_sis --set)" sh -c 'scx_sis --set | grep -q "SIS_AVG_CPU SIS_PROP$"'
+check live-set "$(scx_sis --set)" sh -c 'scx_sis --set | grep -q " SIS_AVG_CPU SIS_PROP PLACE_LAG"'
 hackbench -g 2 -f 4 -l 200 >/dev/null 2>&1
 stop_sis
 check live-cuts "$(cuts live)" [ $(($(tot live sis_avg_cpu_cut) + $(tot live sis_prop_cut))) -gt 0 ]
