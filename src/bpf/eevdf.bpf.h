@@ -478,7 +478,8 @@ static __always_inline void set_next_entity(struct task_struct *p, struct task_c
 	WRITE_ONCE(rq->curr_weight, tctx->weight);
 	rq->run_gen++;
 	slice = calc_delta_wall(vprot - tctx->vruntime, tctx->weight) ?: 1;
-	scx_bpf_task_set_slice(p, slice);
+	if (p->scx.slice != slice)
+		scx_bpf_task_set_slice(p, slice);
 	hrtick_start(cpu, slice, feats);
 }
 
@@ -500,8 +501,6 @@ static __always_inline void put_prev_entity(struct task_struct *p, struct task_c
 	tctx->vruntime += dv;
 	tctx->exec_start = p->se.sum_exec_runtime;
 	update_deadline(tctx);
-	/* keep the origin near the tasks: keys stay small however long a CPU runs alone */
-	WRITE_ONCE(rq->zero_vruntime, avg_vruntime(cpu));
 }
 
 /* A task's deadline as a queue key comparable across CPUs: relative to its rq's V. */
@@ -546,9 +545,13 @@ static __always_inline bool pick_eevdf(s32 cpu, struct task_struct *prev, u64 ll
 	u64 prev_v = 0, prev_dl = 0, rel;
 	bool prev_ok = false, renewed = false, skipped = false;
 
-	WRITE_ONCE(rq->zero_vruntime, avg_vruntime(cpu));
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && READ_ONCE(rq->curr_weight))
 		ptctx = bpf_task_storage_get(&task_ctxs, prev, 0, 0);
+	/* a CPU about to idle with an empty queue: nothing to order */
+	if (!ptctx && scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + cpu) <= 0)
+		return false;
+	/* keep the origin near the tasks: keys stay small however long a CPU runs alone */
+	WRITE_ONCE(rq->zero_vruntime, avg_vruntime(cpu));
 	if (ptctx && ptctx->rq_cpu == cpu) {
 		prev_v = curr_vruntime(rq, cpu);
 		prev_dl = ptctx->deadline;
