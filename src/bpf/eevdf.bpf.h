@@ -379,7 +379,6 @@ static __always_inline u64 set_protect_slice(struct task_ctx *tctx, s32 cpu,
 		if (time_before(v, vprot))
 			vprot = v;
 	}
-	tctx->vprot = vprot;
 	return vprot;
 }
 
@@ -503,12 +502,16 @@ static __always_inline void put_prev_entity(struct task_struct *p, struct task_c
 	update_deadline(tctx);
 }
 
-/* A task's deadline as a queue key comparable across CPUs: relative to its rq's V. */
+/* A deadline on @cpu's clock as a queue key comparable across CPUs: relative to its V. */
+static __always_inline u64 rel_key(u64 deadline, s32 cpu)
+{
+	return deadline - avg_vruntime(cpu) + (1ULL << 63);
+}
+
+/* A task's deadline as such a key, on the rq whose sums count it. */
 static __always_inline u64 relative_deadline(struct task_ctx *tctx)
 {
-	s32 cpu = valid_cpu(tctx->rq_cpu) ? tctx->rq_cpu : 0;
-
-	return tctx->deadline - avg_vruntime(cpu) + (1ULL << 63);
+	return rel_key(tctx->deadline, valid_cpu(tctx->rq_cpu) ? tctx->rq_cpu : 0);
 }
 
 /*
@@ -576,7 +579,7 @@ static __always_inline bool pick_eevdf(s32 cpu, struct task_struct *prev, u64 ll
 			skipped = true;
 			continue;
 		}
-		rel = qctx->deadline - avg_vruntime(cpu) + (1ULL << 63);
+		rel = rel_key(qctx->deadline, cpu);
 		if (shared && time_before(shared->scx.dsq_vtime, rel))
 			return scx_bpf_dsq_move_to_local(llc_dsq, 0);
 		if (skipped)
@@ -586,7 +589,7 @@ static __always_inline bool pick_eevdf(s32 cpu, struct task_struct *prev, u64 ll
 	}
 	if (!prev_ok)
 		return false;
-	rel = prev_dl - avg_vruntime(cpu) + (1ULL << 63);
+	rel = rel_key(prev_dl, cpu);
 	if (shared && time_before(shared->scx.dsq_vtime, rel) &&
 	    scx_bpf_dsq_move_to_local(llc_dsq, 0))
 		return true;

@@ -117,7 +117,6 @@ struct task_ctx {
 	u64 vruntime;
 	u64 deadline;		/* relative to vruntime while rel_deadline */
 	s64 vlag;
-	u64 vprot;
 	u64 slice;		/* the request, ns */
 	u64 exec_start;		/* p->se.sum_exec_runtime when it last started or was counted */
 	s32 rq_cpu;		/* the CPU whose sums count the task; -1: none (asleep) */

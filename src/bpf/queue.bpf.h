@@ -50,8 +50,7 @@ static __always_inline bool cpu_dsq_first(s32 cpu, u64 cpu_dsq, u64 llc_dsq)
 
 	if (!a)
 		return false;
-	return !b || !time_after(a->scx.dsq_vtime - avg_vruntime(cpu) + (1ULL << 63),
-				 b->scx.dsq_vtime);
+	return !b || !time_after(rel_key(a->scx.dsq_vtime, cpu), b->scx.dsq_vtime);
 }
 
 /*
