@@ -25,16 +25,17 @@ ratio() {
 	kill $A $B $HB; wait $A $B $HB 2>/dev/null
 	echo "$a $b"
 }
-# slice: mean us per timeslice of two nice-0 hogs on CPU C over 5 s
+# slice: mean us per timeslice of two nice-0 hogs on CPU C over 5 s, then both hogs'
+# timeslices over their whole lives
 slice() {
 	sis-probe spin $C & A=$!
 	sis-probe spin $C & B=$!
 	sleep 1
 	t0=$(sst $A 1) n0=$(sst $A 3)
 	sleep 5
-	t=$(($(sst $A 1) - t0)) n=$(($(sst $A 3) - n0))
+	t=$(($(sst $A 1) - t0)) n=$(($(sst $A 3) - n0)) all=$(($(sst $A 3) + $(sst $B 3)))
 	kill $A $B; wait $A $B 2>/dev/null
-	echo $((t / (n > 0 ? n : 1) / 1000))
+	echo $((t / (n > 0 ? n : 1) / 1000)) $all
 }
 # napwith HOG_POL NAP_POL NAP_SLICE_US [N]: a hog and a napper on CPU C; prints nap's line
 napwith() {
@@ -50,7 +51,7 @@ phase() { # phase LOG ARGS...: a fresh scx_sis for one measurement
 
 # EEVDF's own figures first, in this guest
 set -- $(ratio -20 0); ke_a=$1 ke_b=$2
-ke_slice=$(slice)
+set -- $(slice); ke_slice=$1
 echo "# EEVDF: nice -20 vs 0 on CPU $C beside hackbench: $ke_a vs $ke_b ms; two hogs: $ke_slice us per timeslice"
 k_nn=$(napwith normal normal 0)
 k_nb=$(napwith normal batch 0)
@@ -67,15 +68,20 @@ check nice-ratio-as-eevdf "ratio $r_sis/100 against EEVDF's $r_k/100 (want withi
 	[ $((r_sis * 10)) -ge $((r_k * 6)) -a $((r_sis * 10)) -le $((r_k * 16)) ]
 
 phase /tmp/e2.log
-s_on=$(slice)
+set -- $(slice); s_on=$1 n_on=$2
 stop_sis
 phase /tmp/e3.log -f NO_HRTICK
-s_off=$(slice)
+set -- $(slice); s_off=$1
 stop_sis
-echo "# two hogs on CPU $C: $s_on us per timeslice with HRTICK ($(total hrtick /tmp/e2.log) timer ends), $s_off us without; EEVDF $ke_slice us"
-check slice-ends-before-tick "HRTICK $s_on us per timeslice (request 2800 us; want < 3800 and 7 % under NO_HRTICK's $s_off)" \
-	[ "$s_on" -lt 3800 -a $((s_on * 100)) -le $((s_off * 93)) ]
-check slice-at-tick-without-hrtick "NO_HRTICK $s_off us (want >= 3400: the 4 ms tick)" [ "$s_off" -ge 3400 ]
+h_on=$(total hrtick /tmp/e2.log) h_off=$(total hrtick /tmp/e3.log)
+echo "# two hogs on CPU $C: $s_on us per timeslice with HRTICK ($h_on timer ends of $n_on timeslices), $s_off us without ($h_off); EEVDF $ke_slice us"
+# The timer ends the run: a run the tick or a wakeup ended first does not count. The
+# figures in us are printed, not checked: a stalled TCG host stretches every timeslice,
+# EEVDF's too (4972 us with both host cores busy, against 2951 idle).
+check slice-ends-before-tick "$h_on timer ends of $n_on timeslices (want >= 80 %)" \
+	[ $((${h_on:-0} * 100)) -ge $((n_on * 80)) ]
+check slice-at-tick-without-hrtick "NO_HRTICK $s_off us, $h_off timer ends (want >= 3400 us: the 4 ms tick, and 0)" \
+	[ "$s_off" -ge 3400 -a "${h_off:-1}" -eq 0 ]
 
 phase /tmp/e4.log
 n=$(napwith idle normal 0)
