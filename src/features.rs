@@ -5,6 +5,10 @@
 
 use crate::bpf_intf;
 use anyhow::{bail, Result};
+use std::fs;
+
+/// The running kernel's feature switches; a name it shares with ours is its counterpart.
+pub const KERNEL_FEATURES: &str = "/sys/kernel/debug/sched/features";
 
 pub struct Feature {
     pub name: &'static str,
@@ -108,15 +112,35 @@ pub const FEATURES: &[Feature] = &[
         name: "HRTICK",
         bit: bpf_intf::sis_feature_FEAT_HRTICK as u64,
         default: true,
-        desc: "a per-CPU timer ends a request on time when tasks wait; off: at the next tick (HZ)",
+        desc: "a per-CPU timer ends a request on time when tasks wait; off: at the next tick (HZ). The kernel's default is off before 7.1",
     },
 ];
 
+/// The table's defaults: the newest kernel's, for a feature it shares with us.
 pub fn default_mask() -> u64 {
     FEATURES
         .iter()
         .filter(|f| f.default)
         .fold(0, |m, f| m | f.bit)
+}
+
+/// The defaults on this kernel: a feature the kernel's sched/features lists (SIS_UTIL,
+/// the EEVDF rules, HRTICK) takes its state there, so that `sis` is compared with the
+/// kernel as it runs; without debugfs, the table's.
+pub fn kernel_default_mask() -> u64 {
+    fs::read_to_string(KERNEL_FEATURES).map_or(default_mask(), |t| with_kernel(&t))
+}
+
+/// The table's defaults with the states `kernel` (sched/features' text) gives.
+pub fn with_kernel(kernel: &str) -> u64 {
+    kernel.split_whitespace().fold(default_mask(), |m, tok| {
+        let (on, name) = tok.strip_prefix("NO_").map_or((true, tok), |n| (false, n));
+        match FEATURES.iter().find(|f| f.name == name) {
+            Some(f) if on => m | f.bit,
+            Some(f) => m & !f.bit,
+            None => m,
+        }
+    })
 }
 
 fn valid_names() -> String {
@@ -174,14 +198,14 @@ pub fn list() -> String {
     s
 }
 
-/// The features whose state differs from the default (`NO_IDLE_CORE,IDLE_KICK`), or
-/// `default`: keeps the stats line one screen wide.
-pub fn changed(mask: u64) -> String {
+/// The features whose state differs from `base`, the defaults (`NO_IDLE_CORE,IDLE_KICK`),
+/// or `default`: keeps the stats line one screen wide.
+pub fn changed(mask: u64, base: u64) -> String {
     let v: Vec<String> = FEATURES
         .iter()
-        .filter(|f| (mask & f.bit != 0) != f.default)
+        .filter(|f| (mask ^ base) & f.bit != 0)
         .map(|f| {
-            if f.default {
+            if mask & f.bit == 0 {
                 format!("NO_{}", f.name)
             } else {
                 f.name.to_string()
@@ -205,7 +229,7 @@ pub fn from_text(text: &str) -> u64 {
 /// For `--help`: the names with their defaults.
 pub fn help() -> String {
     format!(
-        "Features, kernel sched/features syntax (NAME or NO_NAME, comma-separated). Default: {}. See --list-features",
+        "Features, kernel sched/features syntax (NAME or NO_NAME, comma-separated). Default: {}, where a feature the running kernel's sched/features lists takes its state there. See --list-features",
         format(default_mask())
     )
 }
@@ -226,10 +250,21 @@ mod tests {
             "WAKE_AFFINE IDLE_CORE NO_IDLE_SMT RECENT_USED NO_SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE HRTICK"
         );
         assert_eq!(from_text(&format(m)), m);
-        assert_eq!(changed(m), "NO_IDLE_SMT,NO_SIS_UTIL");
-        assert_eq!(changed(all), "default");
+        assert_eq!(changed(m, all), "NO_IDLE_SMT,NO_SIS_UTIL");
+        assert_eq!(changed(all, all), "default");
         let k = parse("IDLE_KICK", all).unwrap();
-        assert_eq!(changed(k), "IDLE_KICK");
+        assert_eq!(changed(k, all), "IDLE_KICK");
+    }
+
+    #[test]
+    fn kernel_states_override_the_table() {
+        // 6.18.15's sched/features, shortened: HRTICK off, SIS_UTIL on, no IDLE_CORE
+        let k = with_kernel("PLACE_LAG RUN_TO_PARITY NO_HRTICK NO_HRTICK_DL SIS_UTIL WA_IDLE");
+        assert_eq!(changed(k, default_mask()), "NO_HRTICK");
+        assert_eq!(changed(default_mask(), k), "HRTICK");
+        let k = with_kernel("NO_SIS_UTIL SIS_PROP HRTICK");
+        assert_eq!(changed(k, default_mask()), "NO_SIS_UTIL,SIS_PROP");
+        assert_eq!(with_kernel(""), default_mask());
     }
 
     #[test]

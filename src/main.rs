@@ -834,7 +834,7 @@ fn real_main() -> Result<()> {
     if let Some(spec) = &opts.set {
         return control::set(spec);
     }
-    let mut features = features::parse(&opts.features, features::default_mask())?;
+    let mut features = features::parse(&opts.features, features::kernel_default_mask())?;
     let stats_every = opts.stats.map(|s| interval(s, "stats")).transpose()?;
     init_log(opts.verbose)?;
 

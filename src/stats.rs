@@ -432,9 +432,12 @@ impl LatStats {
     }
 }
 
-/// The features that differ from the defaults, from the `features` text.
+/// The features that differ from this kernel's defaults, from the `features` text.
 fn compact_features(f: &str) -> String {
-    crate::features::changed(crate::features::from_text(f))
+    crate::features::changed(
+        crate::features::from_text(f),
+        crate::features::kernel_default_mask(),
+    )
 }
 
 fn pct(n: u64, d: u64) -> f64 {
@@ -975,7 +978,7 @@ mod tests {
             idle_core: 50,
             fallback: 50,
             interval_s: 1.0,
-            features: crate::features::format(crate::features::default_mask()),
+            features: crate::features::format(crate::features::kernel_default_mask()),
             ..Default::default()
         };
         let mut out = Vec::new();
@@ -986,8 +989,11 @@ mod tests {
         assert!(s.trim_end().ends_with("feat default"), "{s}");
         let off = Metrics {
             features: crate::features::format(
-                crate::features::parse("NO_IDLE_CORE,NO_SIS_UTIL", crate::features::default_mask())
-                    .unwrap(),
+                crate::features::parse(
+                    "NO_IDLE_CORE,NO_SIS_UTIL",
+                    crate::features::kernel_default_mask(),
+                )
+                .unwrap(),
             ),
             features_changed: 1,
             ..m

@@ -7,6 +7,9 @@ check() { # check NAME WHY CMD...
 	shift 2
 	if "$@"; then ok "$name"; else fail "$name" "$why"; fi
 }
+# HRTICK as this kernel's sched/features has it (off before 7.1): scx_sis's default
+KHRTICK=$(tr ' ' '\n' 2>/dev/null </sys/kernel/debug/sched/features | grep -x 'NO_HRTICK\|HRTICK')
+export KHRTICK
 state() { cat /sys/kernel/sched_ext/state 2>/dev/null || echo missing; }
 # wait_state STATE SECS: poll the sched_ext state
 wait_state() {
