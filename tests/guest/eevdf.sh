@@ -97,7 +97,7 @@ n2=$(napwith normal batch 0)
 stop_sis
 p=$(total wakeup_preempt /tmp/e5.log) b=$(p50 "$n2") kb=$(p50 "$k_nb")
 echo "# normal hog + IDLE napper: $n; + BATCH napper: $n2 (EEVDF p50 $kb us); wakeup_preempt $p"
-check idle-batch-wakee-no-preempt "wakeup_preempt=$p over 210 IDLE and BATCH wakeups (want < 20)" [ "${p:-99}" -lt 20 ]
+check idle-batch-wakee-no-preempt "wakeup_preempt=$p over 210 IDLE and BATCH wakeups (want < 60: each would preempt without the rule; the rest are other tasks' wakeups)" [ "${p:-99}" -lt 60 ]
 check batch-wakee-waits "BATCH napper p50 $b us (EEVDF $kb us; want >= 600: it waits for curr's request)" [ "${b:-0}" -ge 600 ]
 
 phase /tmp/e6.log
