@@ -185,13 +185,14 @@ pub fn format(mask: u64) -> String {
         .join(" ")
 }
 
-pub fn list() -> String {
+/// `--list-features`: each feature's default on this kernel (`defaults`), its meaning.
+pub fn list(defaults: u64) -> String {
     let mut s = String::new();
     for f in FEATURES {
         s += &format!(
             "{:<22} {:<4} {}\n",
             f.name,
-            if f.default { "on" } else { "off" },
+            if defaults & f.bit != 0 { "on" } else { "off" },
             f.desc
         );
     }
@@ -265,6 +266,9 @@ mod tests {
         let k = with_kernel("NO_SIS_UTIL SIS_PROP HRTICK");
         assert_eq!(changed(k, default_mask()), "NO_SIS_UTIL,SIS_PROP");
         assert_eq!(with_kernel(""), default_mask());
+        let l = list(with_kernel("NO_HRTICK"));
+        assert!(l.contains("\nHRTICK                 off  "), "{l}");
+        assert!(list(default_mask()).contains("\nHRTICK                 on   "));
     }
 
     #[test]

@@ -820,7 +820,7 @@ fn real_main() -> Result<()> {
         return Ok(());
     }
     if opts.list_features {
-        print!("{}", features::list());
+        print!("{}", features::list(features::kernel_default_mask()));
         return Ok(());
     }
     if opts.kernel_interfaces {
