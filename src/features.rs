@@ -6,9 +6,10 @@
 use crate::bpf_intf;
 use anyhow::{bail, Result};
 use std::fs;
+use std::sync::OnceLock;
 
 /// The running kernel's feature switches; a name it shares with ours is its counterpart.
-pub const KERNEL_FEATURES: &str = "/sys/kernel/debug/sched/features";
+const KERNEL_FEATURES: &str = "/sys/kernel/debug/sched/features";
 
 pub struct Feature {
     pub name: &'static str,
@@ -126,9 +127,13 @@ pub fn default_mask() -> u64 {
 
 /// The defaults on this kernel: a feature the kernel's sched/features lists (SIS_UTIL,
 /// the EEVDF rules, HRTICK) takes its state there, so that `sis` is compared with the
-/// kernel as it runs; without debugfs, the table's.
+/// kernel as it runs; without debugfs, the table's. Read once: the stats line asks at
+/// every interval.
 pub fn kernel_default_mask() -> u64 {
-    fs::read_to_string(KERNEL_FEATURES).map_or(default_mask(), |t| with_kernel(&t))
+    static MASK: OnceLock<u64> = OnceLock::new();
+    *MASK.get_or_init(|| {
+        fs::read_to_string(KERNEL_FEATURES).map_or(default_mask(), |t| with_kernel(&t))
+    })
 }
 
 /// The table's defaults with the states `kernel` (sched/features' text) gives.
