@@ -138,14 +138,19 @@ pub fn kernel_default_mask() -> u64 {
 
 /// The table's defaults with the states `kernel` (sched/features' text) gives.
 pub fn with_kernel(kernel: &str) -> u64 {
-    kernel.split_whitespace().fold(default_mask(), |m, tok| {
-        let (on, name) = tok.strip_prefix("NO_").map_or((true, tok), |n| (false, n));
-        match FEATURES.iter().find(|f| f.name == name) {
-            Some(f) if on => m | f.bit,
-            Some(f) => m & !f.bit,
-            None => m,
-        }
-    })
+    kernel
+        .split_whitespace()
+        .fold(default_mask(), |m, tok| match switch(tok) {
+            (Some(f), true) => m | f.bit,
+            (Some(f), false) => m & !f.bit,
+            (None, _) => m,
+        })
+}
+
+/// One `NAME` or `NO_NAME` token (upper case): the feature it names, and on or off.
+fn switch(tok: &str) -> (Option<&'static Feature>, bool) {
+    let (name, on) = tok.strip_prefix("NO_").map_or((tok, true), |n| (n, false));
+    (FEATURES.iter().find(|f| f.name == name), on)
 }
 
 fn valid_names() -> String {
@@ -159,12 +164,8 @@ fn valid_names() -> String {
 /// Apply `NAME,NO_NAME,...` (the kernel's sched/features syntax) to `mask`.
 pub fn parse(spec: &str, mut mask: u64) -> Result<u64> {
     for tok in spec.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        let up = tok.to_ascii_uppercase();
-        let (on, name) = match up.strip_prefix("NO_") {
-            Some(n) => (false, n),
-            None => (true, up.as_str()),
-        };
-        let Some(f) = FEATURES.iter().find(|f| f.name == name) else {
+        let (found, on) = switch(&tok.to_ascii_uppercase());
+        let Some(f) = found else {
             bail!(
                 "unknown feature '{tok}' (valid: {}, each optionally NO_)",
                 valid_names()
