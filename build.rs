@@ -22,8 +22,20 @@ fn git_sha() {
     }
 }
 
+/// pelt.h, the BPF side's PELT arithmetic, built for the host: src/pelt.rs tests it.
+fn pelt_for_tests() {
+    println!("cargo:rerun-if-changed=src/bpf/pelt.h");
+    println!("cargo:rerun-if-changed=src/bpf/pelt_host.c");
+    println!("cargo:rerun-if-changed=src/bpf/intf.h");
+    cc::Build::new()
+        .file("src/bpf/pelt_host.c")
+        .warnings(true)
+        .compile("sis_pelt");
+}
+
 fn main() {
     git_sha();
+    pelt_for_tests();
     scx_cargo::BpfBuilder::new()
         .unwrap()
         .enable_intf("src/bpf/intf.h", "bpf_intf.rs")

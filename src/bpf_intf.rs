@@ -16,6 +16,8 @@ pub unsafe trait Pod: Copy {}
 unsafe impl Pod for sis_ctl {}
 // SAFETY: u64s and arrays of u64s
 unsafe impl Pod for sis_cpu_stats {}
+// SAFETY: seven u64s and two u32s
+unsafe impl Pod for sis_sched_avg {}
 
 /// A copy of a `T` from map value bytes; None when they are too short.
 pub fn from_bytes<T: Pod>(b: &[u8]) -> Option<T> {

@@ -15,6 +15,8 @@ use std::os::unix::fs::PermissionsExt;
 
 pub const PIN_DIR: &str = "/sys/fs/bpf/scx_sis";
 pub const CTL_PIN: &str = "/sys/fs/bpf/scx_sis/ctl";
+/// The task storage map, for `scx_sis --pelt` (src/pelt.rs).
+pub const TASKS_PIN: &str = crate::pelt::TASKS_PIN;
 
 pub fn read(map: &impl MapCore) -> Result<sis_ctl> {
     let v = map
@@ -41,28 +43,33 @@ pub struct Pin;
 impl Pin {
     /// Pin the ctl map, replacing a stale pin a killed loader left behind (the
     /// caller holds the instance lock, so no other scx_sis owns it).
-    pub fn create(map: &mut libbpf_rs::MapMut) -> Result<Self> {
+    pub fn create(ctl: &mut libbpf_rs::MapMut, tasks: &mut libbpf_rs::MapMut) -> Result<Self> {
         // checked before anything is done in it: no symlink, root's, 0700
         let _dir = guard::secure_dir(PIN_DIR).context("the ctl pin folder (is bpffs mounted?)")?;
-        if std::fs::symlink_metadata(CTL_PIN).is_ok() {
-            std::fs::remove_file(CTL_PIN)
-                .with_context(|| format!("removing the stale {CTL_PIN}"))?;
-        }
-        map.pin(CTL_PIN)
-            .with_context(|| format!("pinning the ctl map at {CTL_PIN}"))?;
-        std::fs::set_permissions(CTL_PIN, std::fs::Permissions::from_mode(0o600))
-            .with_context(|| format!("restricting {CTL_PIN} to root"))?;
+        pin_at(ctl, CTL_PIN, "ctl")?;
+        pin_at(tasks, TASKS_PIN, "task storage")?;
         Ok(Pin)
     }
+}
+
+fn pin_at(map: &mut libbpf_rs::MapMut, path: &str, what: &str) -> Result<()> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        std::fs::remove_file(path).with_context(|| format!("removing the stale {path}"))?;
+    }
+    map.pin(path)
+        .with_context(|| format!("pinning the {what} map at {path}"))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("restricting {path} to root"))
 }
 
 impl Drop for Pin {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(CTL_PIN);
+        let _ = std::fs::remove_file(TASKS_PIN);
     }
 }
 
-fn running_sis() -> Result<()> {
+pub fn running_sis() -> Result<()> {
     let state = std::fs::read_to_string("/sys/kernel/sched_ext/state")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "missing".into());
@@ -115,12 +122,16 @@ pub fn set(spec: &str) -> Result<()> {
 }
 
 fn open_pin() -> Result<MapHandle> {
-    MapHandle::from_pinned_path(CTL_PIN).map_err(|e| {
-        let msg = e.to_string();
-        if msg.contains("ermission") || msg.contains("EACCES") || msg.contains("EPERM") {
-            anyhow::anyhow!("permission denied: only root can read or change the features of a running scx_sis ({CTL_PIN})")
-        } else {
-            anyhow::anyhow!("cannot open {CTL_PIN} of the running scx_sis: {msg}")
-        }
-    })
+    MapHandle::from_pinned_path(CTL_PIN)
+        .map_err(|e| pin_error(CTL_PIN, "read or change the features of", e))
+}
+
+/// The error for a pin of the running scx_sis that would not open: root's, or gone.
+pub fn pin_error(pin: &str, what: &str, e: libbpf_rs::Error) -> anyhow::Error {
+    let msg = e.to_string();
+    if msg.contains("ermission") || msg.contains("EACCES") || msg.contains("EPERM") {
+        anyhow::anyhow!("permission denied: only root can {what} a running scx_sis ({pin})")
+    } else {
+        anyhow::anyhow!("cannot open {pin} of the running scx_sis: {msg}")
+    }
 }

@@ -23,7 +23,31 @@ pub const FEATURES: &[Feature] = &[
         name: "WAKE_AFFINE",
         bit: bpf_intf::sis_feature_FEAT_WAKE_AFFINE as u64,
         default: true,
-        desc: "wake_affine_idle(): target the waker's CPU when it is idle and shares the LLC, or on a sync wakeup with nothing queued; off: target = prev",
+        desc: "wake_affine(): the waker's CPU may become target (by WA_IDLE, WA_WEIGHT); off: target = prev",
+    },
+    Feature {
+        name: "WA_IDLE",
+        bit: bpf_intf::sis_feature_FEAT_WA_IDLE as u64,
+        default: true,
+        desc: "wake_affine_idle(): the waker's CPU when it is idle and shares the LLC (prev if that is idle too), or on a sync wakeup when the waker runs alone there; prev when it is idle",
+    },
+    Feature {
+        name: "WA_WEIGHT",
+        bit: bpf_intf::sis_feature_FEAT_WA_WEIGHT as u64,
+        default: true,
+        desc: "wake_affine_weight(): when WA_IDLE decides nothing, the waker's CPU if its PELT load with the wakee (less a sync waker's) is below prev's without it",
+    },
+    Feature {
+        name: "WA_BIAS",
+        bit: bpf_intf::sis_feature_FEAT_WA_BIAS as u64,
+        default: true,
+        desc: "wake_affine_weight(): prev's load counts half the domain's imbalance_pct more (105% or 108%), favouring the waker's CPU",
+    },
+    Feature {
+        name: "WAKE_WIDE",
+        bit: bpf_intf::sis_feature_FEAT_WAKE_WIDE as u64,
+        default: true,
+        desc: "not a kernel switch: wake_wide(), always on in fair.c; a waker and wakee whose wakee_flips exceed the LLC size skip wake_affine (target = prev)",
     },
     Feature {
         name: "IDLE_CORE",
@@ -254,7 +278,7 @@ mod tests {
         let m = parse("no_sis_util, NO_IDLE_SMT", all).unwrap();
         assert_eq!(
             format(m),
-            "WAKE_AFFINE IDLE_CORE NO_IDLE_SMT RECENT_USED NO_SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE HRTICK"
+            "WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE NO_IDLE_SMT RECENT_USED NO_SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE HRTICK"
         );
         assert_eq!(from_text(&format(m)), m);
         assert_eq!(changed(m, all), "NO_IDLE_SMT,NO_SIS_UTIL");

@@ -11,6 +11,7 @@ mod guard;
 mod hist;
 mod kcompat;
 mod libbpf_log;
+mod pelt;
 mod socket;
 mod stats;
 mod topo;
@@ -92,6 +93,11 @@ struct Opts {
     /// value, print them. Goes through the ctl map pinned at /sys/fs/bpf/scx_sis/ctl.
     #[arg(long, value_name = "FEATURES", num_args = 0..=1, default_missing_value = "")]
     set: Option<String>,
+
+    /// Print a task's PELT signals (load, runnable, util) as the running scx_sis keeps
+    /// them, in /proc/PID/sched's format, and exit.
+    #[arg(long, value_name = "PID", value_parser = clap::value_parser!(i32).range(1..))]
+    pelt: Option<i32>,
 
     /// Do not classify decisions against the idle masks (the quality counters stay 0);
     /// for measuring the search cost alone.
@@ -271,7 +277,7 @@ impl<'a> Scheduler<'a> {
                 generation: 0,
             },
         )?;
-        let pin = control::Pin::create(&mut skel.maps.ctl)?;
+        let pin = control::Pin::create(&mut skel.maps.ctl, &mut skel.maps.task_ctxs)?;
         let struct_ops = Some(scx_ops_attach!(skel, sis_ops).context("attaching scx_sis")?);
         let sched_switch = Self::attach_sched_switch(&skel)?;
         let stats_server = socket::launch()?;
@@ -833,6 +839,9 @@ fn real_main() -> Result<()> {
     }
     if let Some(spec) = &opts.set {
         return control::set(spec);
+    }
+    if let Some(pid) = opts.pelt {
+        return pelt::show(pid);
     }
     let mut features = features::parse(&opts.features, features::kernel_default_mask())?;
     let stats_every = opts.stats.map(|s| interval(s, "stats")).transpose()?;

@@ -129,6 +129,12 @@ pub struct Metrics {
     pub migrations_llc: u64,
     #[stat(desc = "Wakeups whose target WAKE_AFFINE moved to the waker's CPU")]
     pub wake_affine: u64,
+    #[stat(desc = "... of which WA_WEIGHT decided: the waker's CPU was the lighter by PELT load")]
+    pub wa_weight: u64,
+    #[stat(
+        desc = "Wakeups wake_wide() kept off the waker's CPU (WAKE_WIDE: too many wakee flips)"
+    )]
+    pub wake_wide: u64,
     #[stat(
         desc = "Wakeups (not forks) classified against the idle masks read just before the decision (0 with --no-quality)"
     )]
@@ -317,6 +323,8 @@ counter_table! {
     migrations = sis_stat_STAT_MIGRATE,
     migrations_llc = sis_stat_STAT_MIGRATE_LLC,
     wake_affine = sis_stat_STAT_WAKE_AFFINE,
+    wa_weight = sis_stat_STAT_WA_WEIGHT,
+    wake_wide = sis_stat_STAT_WAKE_WIDE,
     q_wakeups = sis_stat_STAT_Q_WAKEUPS,
     q_idle_core = sis_stat_STAT_Q_IDLE_CORE,
     q_missed_core = sis_stat_STAT_Q_MISSED_CORE,
@@ -712,8 +720,8 @@ impl Metrics {
             n, self.scanned, self.scan_mean, self.scan_p99, self.scan_max, self.scan_max_ever, self.lost_claims, self.lost_per_1k, self.select_ns)?;
         writeln!(w, "  bounds: walks {} cut by SIS_UTIL {} ({:.1}%) SIS_AVG_CPU {} ({:.1}%) SIS_PROP {} ({:.1}%)  timed walks {} ({:.0} ns each)",
             self.scan_calls, self.sis_util_cut, self.sis_util_cut_pct, self.sis_avg_cpu_cut, self.sis_avg_cpu_cut_pct, self.sis_prop_cut, self.sis_prop_cut_pct, self.scan_timed, self.scan_cost_ns)?;
-        writeln!(w, "  hint: set {} true {} false {} (fp {:.1}%)  wake_affine {}  migrations {} (cross-LLC {})",
-            self.hint_set, self.hint_true, self.hint_false, self.hint_fp_pct, self.wake_affine, self.migrations, self.migrations_llc)?;
+        writeln!(w, "  hint: set {} true {} false {} (fp {:.1}%)  wake_affine {} (weight {}) wake_wide {}  migrations {} (cross-LLC {})",
+            self.hint_set, self.hint_true, self.hint_false, self.hint_fp_pct, self.wake_affine, self.wa_weight, self.wake_wide, self.migrations, self.migrations_llc)?;
         writeln!(w, "  quality: {} wakeups classified, idle core existed {} missed {} ({:.1}/1k, {} by target/prev/recent), idle CPU existed {} missed {} ({:.1}/1k), stacked {} ({:.1}/1k), idle CPUs mean {:.2}",
             self.q_wakeups, self.q_idle_core, self.q_missed_core, self.missed_idle_core_per_1k, self.q_missed_core_early, self.q_idle_cpu, self.q_missed_cpu, self.missed_idle_cpu_per_1k, self.q_stacked, self.stacked_per_1k, self.idle_cpus_mean)?;
         if self.progs.values().any(|p| p.runs > 0) {

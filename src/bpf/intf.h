@@ -11,6 +11,7 @@
 typedef unsigned long long u64;
 typedef unsigned int u32;
 typedef int s32;
+typedef long long s64;
 #endif
 
 enum consts {
@@ -66,6 +67,27 @@ enum sis_feature {
 	FEAT_WAKEUP_PREEMPTION = 1 << 13,
 	FEAT_DELAY_DEQUEUE = 1 << 14,
 	FEAT_HRTICK = 1 << 15,
+	/* wake_affine()'s parts, as the kernel's features; WAKE_WIDE is fair.c's wake_wide() */
+	FEAT_WA_IDLE = 1 << 16,
+	FEAT_WA_WEIGHT = 1 << 17,
+	FEAT_WA_BIAS = 1 << 18,
+	FEAT_WAKE_WIDE = 1 << 19,
+};
+
+/*
+ * struct sched_avg, the PELT signals of a task or a CPU (pelt.h). It leads each task's
+ * storage, where `scx_sis --pelt PID` reads it.
+ */
+struct sis_sched_avg {
+	u64 last_update_time;	/* the task clock, ns, as far as the sums reach */
+	u64 load_sum;
+	u64 runnable_sum;
+	u64 util_sum;
+	u64 load_avg;
+	u64 runnable_avg;
+	u64 util_avg;
+	u32 period_contrib;	/* 1024 ns units of the current period already summed */
+	u32 cpu;		/* the CPU whose sums hold it (task); unused for a CPU */
 };
 
 /*
@@ -108,6 +130,8 @@ enum sis_stat {
 	STAT_MIGRATE,		/* select_cpu returned cpu != prev_cpu */
 	STAT_MIGRATE_LLC,	/* ... in another LLC */
 	STAT_WAKE_AFFINE,	/* WAKE_AFFINE moved target to the waker's CPU */
+	STAT_WA_WEIGHT,		/* ... of which by WA_WEIGHT (the waker's CPU the lighter) */
+	STAT_WAKE_WIDE,		/* wake_wide(): flips too many for an affine wakeup, target = prev */
 	/*
 	 * Placement quality, read from the kernel's idle masks (the task's allowed
 	 * CPUs in target's LLC) just before deciding; counted when --no-quality is

@@ -8,8 +8,9 @@
  *   main.bpf.c    topology, maps, shared helpers, and the sched_ext ops
  *   eevdf.bpf.h   the runqueue order: avg_vruntime(), place_entity(), pick_eevdf(),
  *                 wakeup_preempt_fair(), RUN_TO_PARITY, sched_idle_cpu()
+ *   pelt.bpf.h    PELT load, runnable and util of tasks and CPUs (math in pelt.h)
  *   sis.bpf.h     the fair.c port: select_idle_sibling() and what it calls, the fork
- *                 slow path, wake_affine_idle(), has_idle_cores, SIS_UTIL
+ *                 slow path, wake_affine(), wake_wide(), has_idle_cores, SIS_UTIL
  *   queue.bpf.h   the runqueues and balancing around it: a deadline DSQ per CPU,
  *                 newidle pulls, the nohz tick kick, the IDLE_KICK habit
  *   quality.bpf.h instrumentation: latency classes, placement quality (read-only)
@@ -78,15 +79,9 @@ struct llc_ctx {
 };
 struct llc_ctx llc_ctxs[MAX_LLCS];
 
-/*
- * Per-CPU busy-time accounting, our stand-in for PELT. Written by every running and
- * stopping of the CPU's tasks: one cache line per CPU, so neighbours do not share.
- */
+/* Per-CPU state, written by the CPU's own ops: one cache line per CPU, so neighbours do not share. */
 struct cpu_ctx {
-	u64 running_since;	/* 0 when no task of ours runs */
-	u64 busy_ns;		/* total time tasks of ours ran here */
-	u64 last_busy_ns;	/* busy_ns (plus the running part) at the last refresh */
-	u64 util;		/* decayed utilisation, 0..1024 */
+	u64 util;		/* cpu_util_cfs() at the last SIS_UTIL refresh, 0..1024 */
 	/* the struct rq fields SIS_AVG_CPU and SIS_PROP read, written by this CPU only */
 	u64 idle_stamp;		/* rq->idle_stamp: when it went idle; 0 when not idle */
 	u64 avg_idle;		/* rq->avg_idle, ns */
@@ -105,10 +100,18 @@ struct cpu_ctx {
 struct cpu_ctx cpu_ctxs[MAX_CPUS];
 
 u32 orphans_queued;	/* the orphan DSQ's overloaded hint (see set_overloaded) */
-u64 util_last_refresh;
 u64 util_refreshes;
 
 struct task_ctx {
+	struct sis_sched_avg avg;	/* se->avg (pelt.bpf.h); first: `scx_sis --pelt` reads it */
+	u32 pelt_weight;	/* the weight its load is counted at */
+	bool pelt_runnable;	/* counted runnable in its CPU's sums (se->on_rq) */
+	bool pelt_running;	/* ... and running (cfs_rq->curr == se) */
+	bool pelt_new;		/* forked, not attached yet (post_init_entity_util_avg()) */
+	/* record_wakee(): p->wakee_flips, p->wakee_flip_decay_ts (jiffies), p->last_wakee */
+	u32 wakee_flips;
+	u64 wakee_flip_decay_ts;
+	u64 last_wakee;
 	s32 recent_used_cpu;	/* p->recent_used_cpu */
 	u32 placed_by;		/* enum lat_class of the pending wakeup */
 	bool selected;		/* select_cpu ran for the pending wakeup */
@@ -286,6 +289,7 @@ static __always_inline bool llc_overloaded(s32 cpu)
 }
 
 #include "eevdf.bpf.h"
+#include "pelt.bpf.h"
 #include "sis.bpf.h"
 #include "quality.bpf.h"
 #include "queue.bpf.h"
@@ -320,7 +324,17 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		tctx->recent_used_cpu = prev_cpu;
 		cpu = find_idlest_cpu(p, prev_cpu, idle, &step);
 	} else {
-		target = wake_affine(p, prev_cpu, wake_flags, idle, feats);
+		/* select_task_rq_fair(): want_affine = !wake_wide(p) && this CPU allowed */
+		if (wake_flags & SCX_WAKE_TTWU) {
+			struct task_ctx *waker = record_wakee(p);
+
+			if (feat(feats, FEAT_WAKE_WIDE) &&
+			    wake_wide(tctx, waker, bpf_get_smp_processor_id()))
+				stat_inc(STAT_WAKE_WIDE);
+			else
+				target = wake_affine(p, tctx, waker, prev_cpu, wake_flags, idle,
+						     feats);
+		}
 		/* the truth in target's LLC, the one select_idle_sibling() searches */
 		if (classify)
 			read_truth(p, target, idle, &truth);
@@ -526,10 +540,16 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 {
 	s32 cpu = bpf_get_smp_processor_id(), c = -1;
+	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
 	const struct cpumask *idle;
 	struct task_struct *head;
 
-	if (!valid_cpu(cpu) || scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + cpu) <= 0)
+	if (!valid_cpu(cpu))
+		return;
+	/* entity_tick(): curr's signals and its CPU's, to now */
+	if (tctx && tctx->pelt_running)
+		pelt_set_curr(tctx, cpu, true);
+	if (scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + cpu) <= 0)
 		return;
 	/* seen queued after the insert: a hint cleared before it is set again (set_overloaded) */
 	set_overloaded(cpu);
@@ -592,6 +612,7 @@ void BPF_STRUCT_OPS(sis_runnable, struct task_struct *p, u64 enq_flags)
 		if (valid_cpu(tctx->rq_cpu))
 			dequeue_entity(tctx, false, feats);
 		place_entity(p, tctx, cpu, feats);
+		pelt_enqueue(p, tctx, cpu);
 	}
 	if (!(enq_flags & SCX_ENQ_WAKEUP)) {
 		tctx->wake_ts = 0;
@@ -612,17 +633,19 @@ void BPF_STRUCT_OPS(sis_runnable, struct task_struct *p, u64 enq_flags)
 
 void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 {
-	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(scx_bpf_task_cpu(p))];
+	s32 cpu = scx_bpf_task_cpu(p);
+	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(cpu)];
 	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
 	struct sis_ctl *feats = lookup_ctl();
 	u64 now = scx_bpf_now();
 	struct sis_cpu_stats *s;
 
-	if (tctx && feats && valid_cpu(scx_bpf_task_cpu(p)))
-		set_next_entity(p, tctx, scx_bpf_task_cpu(p), feats);
+	if (tctx && feats && valid_cpu(cpu)) {
+		set_next_entity(p, tctx, cpu, feats);
+		pelt_set_curr(tctx, cpu, true);
+	}
 	if (tctx)
 		tctx->forked = false;
-	c->running_since = now;
 	if (c->idle_stamp)
 		end_idle(c, now);
 	if (!tctx || !tctx->wake_ts)
@@ -654,19 +677,15 @@ static __always_inline void preempted_by_higher_class(struct task_struct *p, s32
 void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
-	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(cpu)];
 	struct task_ctx *tctx;
-	u64 now = scx_bpf_now();
 
 	if (requeue_preempted && runnable)
 		preempted_by_higher_class(p, cpu);
-
-	if (c->running_since && now > c->running_since)
-		c->busy_ns += now - c->running_since;
-	c->running_since = 0;
 	tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
-	if (tctx && valid_cpu(cpu))
+	if (tctx && valid_cpu(cpu)) {
 		put_prev_entity(p, tctx, cpu);
+		pelt_set_curr(tctx, cpu, false);
+	}
 }
 
 /* dequeue_entity(): the task leaves its rq, asleep or for an attribute change. */
@@ -675,8 +694,12 @@ void BPF_STRUCT_OPS(sis_quiescent, struct task_struct *p, u64 deq_flags)
 	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
 	struct sis_ctl *feats = lookup_ctl();
 
+	s32 cpu = scx_bpf_task_cpu(p);
+
 	if (tctx && feats)
 		dequeue_entity(tctx, deq_flags & SCX_DEQ_SLEEP, feats);
+	if (tctx && valid_cpu(cpu))
+		pelt_dequeue(tctx, cpu);
 }
 
 /*
@@ -707,25 +730,15 @@ static __always_inline void rescue_starved(s32 cpu, u64 now)
 
 static int refresh_util(void *map, int *key, struct util_timer *t)
 {
-	u64 now = scx_bpf_now(), period = now - util_last_refresh;
+	u64 now = scx_bpf_now();
 	u32 cpu, llc;
 
-	if (!period)
-		period = 1;
 	bpf_for(llc, 0, nr_llcs)
 		llc_ctxs[LLC_IDX(llc)].util = 0;
 	bpf_for(cpu, 0, nr_cpu_ids) {
 		struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(cpu)];
-		u64 since = c->running_since, busy = c->busy_ns, sample;
 
-		if (since && now > since)
-			busy += now - since;
-		sample = busy > c->last_busy_ns ? busy - c->last_busy_ns : 0;
-		c->last_busy_ns = busy;
-		sample = sample * CAPACITY_SCALE / period;
-		if (sample > CAPACITY_SCALE)
-			sample = CAPACITY_SCALE;
-		c->util = (c->util + sample) / 2;
+		c->util = READ_ONCE(c->offline) ? 0 : cpu_util_cfs(cpu, now);
 		llc_ctxs[LLC_IDX(cpu_llc[CPU_IDX(cpu)])].util += c->util;
 	}
 	bpf_for(llc, 0, nr_llcs) {
@@ -735,7 +748,6 @@ static int refresh_util(void *map, int *key, struct util_timer *t)
 	}
 	bpf_for(cpu, 0, nr_cpu_ids)
 		rescue_starved(cpu, now);
-	util_last_refresh = now;
 	/* the hidden test of the ejection path: an error about 40 periods after load */
 	if (test_runtime_error && ++util_refreshes >= 40)
 		scx_bpf_error("deliberate runtime error (--test-runtime-error)");
@@ -755,6 +767,7 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->sleep_cpu = -1;
 	tctx->initial = args->fork;
 	tctx->forked = args->fork;
+	pelt_init_task(p, tctx, args->fork);
 	return 0;
 }
 
@@ -765,6 +778,8 @@ void BPF_STRUCT_OPS(sis_disable, struct task_struct *p)
 
 	if (tctx && valid_cpu(tctx->rq_cpu))
 		account_entity(tctx->rq_cpu, tctx, false);
+	if (tctx)
+		pelt_detach(tctx);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
@@ -807,7 +822,6 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 	t = bpf_map_lookup_elem(&util_timer, &zero);
 	if (!t)
 		return -ENOENT;
-	util_last_refresh = scx_bpf_now();
 	bpf_timer_init(&t->timer, &util_timer, CLOCK_MONOTONIC);
 	bpf_timer_set_callback(&t->timer, refresh_util);
 	return bpf_timer_start(&t->timer, UTIL_PERIOD_NS, 0);

@@ -300,31 +300,150 @@ static __always_inline bool waker_exiting(void)
 	return cur && (cur->flags & PF_EXITING);
 }
 
-/*
- * wake_affine(), the parts that need no load figures (wake_affine_idle()).
- * differs: no WA_WEIGHT (no PELT load for our tasks) and no wake_wide() flip count:
- * when the idle test decides nothing, target stays prev_cpu.
- */
-static __always_inline s32 wake_affine(struct task_struct *p, s32 prev_cpu, u64 wake_flags,
-				       const struct cpumask *idle, struct sis_ctl *feats)
+/* rq->nr_running of @cpu, every class's tasks, read without its lock as fair.c reads it. */
+static __always_inline u32 rq_nr_running(s32 cpu)
 {
-	s32 this_cpu = bpf_get_smp_processor_id();
+	struct rq *rq = bpf_per_cpu_ptr(&runqueues, cpu);
 
-	if (!feat(feats, FEAT_WAKE_AFFINE) || !(wake_flags & SCX_WAKE_TTWU) ||
-	    this_cpu == prev_cpu || !allowed(p, this_cpu))
-		return prev_cpu;
+	return rq ? rq->nr_running : 0;
+}
+
+/* capacity_of(): rq->cpu_capacity, what RT, deadline and irq time leave of the CPU. */
+static __always_inline u64 capacity_of(s32 cpu)
+{
+	struct rq *rq = bpf_per_cpu_ptr(&runqueues, cpu);
+
+	return rq && rq->cpu_capacity ? rq->cpu_capacity : CAPACITY_SCALE;
+}
+
+/*
+ * The imbalance_pct of the lowest domain spanning both CPUs, as sd_init() sets it:
+ * 110 for SMT siblings, 117 above.
+ */
+static __always_inline u64 imbalance_pct(s32 a, s32 b)
+{
+	bool siblings = smt_enabled && cpu_core[CPU_IDX(a)] == cpu_core[CPU_IDX(b)];
+
+	return siblings ? 110 : SIS_IMBALANCE_PCT;
+}
+
+/*
+ * record_wakee(): the waker (current) counts a flip whenever it wakes another task than
+ * last time, halved once a second (HZ jiffies); returns the waker's context, if ours.
+ * differs: last_wakee is a pid, not a task pointer.
+ */
+static __always_inline struct task_ctx *record_wakee(struct task_struct *p)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct task_ctx *w = cur ? bpf_task_storage_get(&task_ctxs, cur, 0, 0) : NULL;
+	u64 now = bpf_jiffies64(), hz = tick_ns ? 1000000000ULL / tick_ns : 250;
+
+	if (!w)
+		return NULL;
+	if (time_after(now, w->wakee_flip_decay_ts + hz)) {
+		w->wakee_flips >>= 1;
+		w->wakee_flip_decay_ts = now;
+	}
+	if (w->last_wakee != (u64)p->pid) {
+		w->last_wakee = p->pid;
+		w->wakee_flips++;
+	}
+	return w;
+}
+
+/*
+ * wake_wide(): a waker and wakee that switch partners more often than the LLC has CPUs
+ * (one of them at least LLC-size times the other) are a 1:N pattern: spread, do not
+ * pull the wakee to the waker.
+ */
+static __always_inline bool wake_wide(struct task_ctx *tctx, struct task_ctx *waker, s32 this_cpu)
+{
+	u32 master = waker ? waker->wakee_flips : 0, slave = tctx->wakee_flips, t;
+	u32 factor = known_cpu(this_cpu) ? llc_nr[LLC_IDX(cpu_llc[CPU_IDX(this_cpu)])] : 1;
+
+	if (master < slave) {
+		t = master;
+		master = slave;
+		slave = t;
+	}
+	return slave >= factor && master >= slave * factor;
+}
+
+/*
+ * wake_affine_idle(): the waker's CPU when it is idle and shares the cache (prev if that
+ * is idle too), or when a sync waker runs alone there; prev when it is idle; else -1.
+ * differs: "alone" is rq->nr_running == 1, fair.c's less its delayed tasks: we have none.
+ */
+static __always_inline s32 wake_affine_idle(s32 this_cpu, s32 prev_cpu, bool sync,
+					    const struct cpumask *idle)
+{
 	if (available_idle_cpu(idle, this_cpu) && cpus_share_cache(this_cpu, prev_cpu))
 		return available_idle_cpu(idle, prev_cpu) ? prev_cpu : this_cpu;
-	/*
-	 * A sync waker about to sleep, alone on its CPU and not exiting. differs: "alone"
-	 * is nothing queued for this CPU (its local and own per-CPU DSQ), fair.c's
-	 * nr_running == 1; tasks in the shared LLC DSQ belong to no CPU yet.
-	 */
-	if ((wake_flags & SCX_WAKE_SYNC) && !waker_exiting() &&
-	    scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | this_cpu) == 0 &&
-	    scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + this_cpu) == 0)
+	if (sync && rq_nr_running(this_cpu) == 1)
 		return this_cpu;
-	return prev_cpu;
+	if (available_idle_cpu(idle, prev_cpu))
+		return prev_cpu;
+	return -1;
+}
+
+/*
+ * wake_affine_weight(): the waker's CPU when its load with the wakee (less a sync waker's
+ * own) is below prev's without it, each scaled by the other's capacity; WA_BIAS weighs
+ * prev's by half the domain's imbalance_pct more. -1: prev.
+ */
+static __always_inline s32 wake_affine_weight(struct task_ctx *tctx, struct task_ctx *waker,
+					      s32 this_cpu, s32 prev_cpu, bool sync,
+					      struct sis_ctl *feats)
+{
+	s64 this_eff_load = cpu_load(this_cpu), prev_eff_load;
+	s64 task_load = tctx->avg.load_avg;
+
+	if (sync) {
+		s64 current_load = waker ? waker->avg.load_avg : 0;
+
+		if (current_load > this_eff_load)
+			return this_cpu;
+		this_eff_load -= current_load;
+	}
+	this_eff_load += task_load;
+	if (feat(feats, FEAT_WA_BIAS))
+		this_eff_load *= 100;
+	this_eff_load *= capacity_of(prev_cpu);
+
+	prev_eff_load = cpu_load(prev_cpu);
+	prev_eff_load -= task_load;
+	if (feat(feats, FEAT_WA_BIAS))
+		prev_eff_load *= 100 + (imbalance_pct(this_cpu, prev_cpu) - 100) / 2;
+	prev_eff_load *= capacity_of(this_cpu);
+	/* a tie lets select_idle_sibling() consider stacking the wakee on the waker */
+	if (sync)
+		prev_eff_load += 1;
+	return this_eff_load < prev_eff_load ? this_cpu : -1;
+}
+
+/*
+ * wake_affine(): the waker's CPU or prev_cpu as select_idle_sibling()'s target, by
+ * WA_IDLE, then WA_WEIGHT. WAKE_AFFINE off: prev_cpu, as without SD_WAKE_AFFINE.
+ * differs: every pair of CPUs is taken to share an SD_WAKE_AFFINE domain (fair.c clears
+ * it on NUMA levels beyond node_reclaim_distance).
+ */
+static __always_inline s32 wake_affine(struct task_struct *p, struct task_ctx *tctx,
+				       struct task_ctx *waker, s32 prev_cpu, u64 wake_flags,
+				       const struct cpumask *idle, struct sis_ctl *feats)
+{
+	s32 this_cpu = bpf_get_smp_processor_id(), target = -1;
+	bool sync = (wake_flags & SCX_WAKE_SYNC) && !waker_exiting();
+
+	if (!feat(feats, FEAT_WAKE_AFFINE) || this_cpu == prev_cpu || !allowed(p, this_cpu))
+		return prev_cpu;
+	if (feat(feats, FEAT_WA_IDLE))
+		target = wake_affine_idle(this_cpu, prev_cpu, sync, idle);
+	if (feat(feats, FEAT_WA_WEIGHT) && target < 0) {
+		target = wake_affine_weight(tctx, waker, this_cpu, prev_cpu, sync, feats);
+		if (target == this_cpu)
+			stat_inc(STAT_WA_WEIGHT);
+	}
+	return target == this_cpu ? this_cpu : prev_cpu;
 }
 
 /* select_idle_sibling(), step by step; returns the CPU and the step that chose it. */

@@ -17,14 +17,14 @@ start_sis /tmp/live.log --stats 1 || fail start "$(tail -3 /tmp/live.log)"
 PID0=$SIS_PID
 sleep 1
 sis-probe wake $N 2000 0 >/tmp/w1.txt
-check set-prints-features "$(scx_sis --set)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE IDLE_CORE IDLE_SMT RECENT_USED SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE $KHRTICK$"'
+check set-prints-features "$(scx_sis --set)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE IDLE_SMT RECENT_USED SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE $KHRTICK$"'
 scx_sis --set NO_IDLE_CORE_X >/tmp/o 2>/tmp/e; rc=$?
 check set-unknown-feature "exit $rc: $(cat /tmp/e)" sh -c "[ $rc != 0 ] && grep -q \"unknown feature 'NO_IDLE_CORE_X'\" /tmp/e && [ \$(grep -c . /tmp/e) = 1 ]"
-check set-unknown-changes-nothing "$(scx_sis --set)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE IDLE_CORE "'
+check set-unknown-changes-nothing "$(scx_sis --set)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE "'
 # only root changes a running scheduler: the pin is 0600 in a 0700 folder
 su -s /bin/sh nobody -c 'scx_sis --set NO_IDLE_CORE' >/tmp/o 2>/tmp/e; rc=$?
 check set-as-nobody-refused "exit $rc: $(cat /tmp/e)" sh -c "[ $rc != 0 ] && grep -qi 'permission' /tmp/e && [ \$(grep -c . /tmp/e) = 1 ]"
-check set-as-nobody-changes-nothing "$(scx_sis --set)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE IDLE_CORE "'
+check set-as-nobody-changes-nothing "$(scx_sis --set)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE "'
 scx_sis --set NO_IDLE_CORE
 check set-no-idle-core "$(scx_sis --set)" sh -c 'scx_sis --set | grep -q "NO_IDLE_CORE"'
 sis-probe wake $N 2000 0 >/tmp/w2.txt

@@ -26,6 +26,12 @@
  *                                 print where each child woke (as wake does)
  *   sis-probe syncwake N W E      a waker pinned to CPU W wakes, over a pipe (a sync
  *                                 wakeup), a wakee allowed on CPUs W and E, N times
+ *   sis-probe weightwake N W E US  the same over a semaphore (no sync wakeup); the
+ *                                 wakee sleeps on E each round and spins US us
+ *   sis-probe duty CPU ON PERIOD SECS  pinned to CPU: spin ON us of every PERIOD us,
+ *                                 for SECS; prints its pid first
+ *   sis-probe fan K SECS          1:N over semaphores: a master wakes K workers in
+ *                                 turn; each wakes a side thread, then the master
  *   sis-probe msg M W SECS US     schbench-like: M message threads each wake W workers
  *                                 (comm sis-worker) over pipes, every worker spins US
  *                                 microseconds and reports back, for SECS; prints
@@ -42,6 +48,7 @@
 #include <poll.h>
 #include <sys/syscall.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/mman.h>
@@ -315,6 +322,7 @@ static int fifo(int cpu, int secs)
 }
 
 static void spin_us(int us);
+static long ts_us(const struct timespec *a, const struct timespec *b);
 
 /*
  * A SCHED_FIFO task on @cpu that wakes @n times, @us apart, and runs 1 ms each time:
@@ -602,6 +610,146 @@ static int syncwake(int n, int w, int e, int home)
 		if (sync_hist[c])
 			printf(" %d:%ld", c, sync_hist[c]);
 	printf("\n");
+	return 0;
+}
+
+/* A periodic task: ON us of every PERIOD us on @cpu, by absolute deadlines. */
+static int duty(int cpu, int on, int period, int secs)
+{
+	struct timespec next, end;
+
+	pin(cpu);
+	printf("%d\n", getpid());
+	fflush(stdout);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	end = next;
+	end.tv_sec += secs;
+	while (next.tv_sec < end.tv_sec ||
+	       (next.tv_sec == end.tv_sec && next.tv_nsec < end.tv_nsec)) {
+		spin_us(on);
+		next.tv_nsec += period * 1000L;
+		while (next.tv_nsec >= 1000000000L) {
+			next.tv_nsec -= 1000000000L;
+			next.tv_sec++;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+	}
+	return 0;
+}
+
+static sem_t ww_go, ww_done;
+static int ww_us;
+
+static void *weight_wakee(void *arg)
+{
+	for (int i = 0; i < sync_rounds; i++) {
+		int where;
+
+		/* prev_cpu is E at every wakeup */
+		allow2(sync_e, sync_e);
+		allow2(sync_w, sync_e);
+		sem_wait(&ww_go);
+		where = sched_getcpu();
+		if (where >= 0 && where < MAX_CPUS)
+			sync_hist[where]++;
+		spin_us(ww_us);
+		sem_post(&ww_done);
+	}
+	return arg;
+}
+
+/* The waker on W posts (try_to_wake_up() without WF_SYNC) and waits for the reply. */
+static int weightwake(int n, int w, int e, int us)
+{
+	pthread_t t;
+
+	sync_rounds = n;
+	sync_w = w;
+	sync_e = e;
+	ww_us = us;
+	sem_init(&ww_go, 0, 0);
+	sem_init(&ww_done, 0, 0);
+	pin(w);
+	if (pthread_create(&t, NULL, weight_wakee, NULL))
+		return 1;
+	for (int i = 0; i < n; i++) {
+		/* let the wakee get to sleep on E first, past the hogs' requests there */
+		usleep(8000);
+		sem_post(&ww_go);
+		sem_wait(&ww_done);
+	}
+	pthread_join(t, NULL);
+	printf("# weightwake %d done; where the wakee ran (cpu:count):", n);
+	for (int c = 0; c < MAX_CPUS; c++)
+		if (sync_hist[c])
+			printf(" %d:%ld", c, sync_hist[c]);
+	printf("\n");
+	return 0;
+}
+
+#define FAN_MAX 64
+static sem_t fan_work[FAN_MAX], fan_side[FAN_MAX], fan_done;
+static volatile int fan_stop;
+
+/* A worker: woken by the master, it wakes its side thread, then the master. */
+static void *fan_worker(void *arg)
+{
+	long i = (long)arg;
+
+	for (;;) {
+		sem_wait(&fan_work[i]);
+		if (fan_stop)
+			break;
+		spin_us(20);
+		sem_post(&fan_side[i]);
+		sem_post(&fan_done);
+	}
+	sem_post(&fan_side[i]);
+	return NULL;
+}
+
+static void *fan_side_thread(void *arg)
+{
+	long i = (long)arg;
+
+	while (!fan_stop)
+		sem_wait(&fan_side[i]);
+	return NULL;
+}
+
+/*
+ * 1:N: a master wakes K workers in turn, each of which wakes a side thread and the
+ * master back; the master's wakee flips come K/2 times as fast as a worker's.
+ */
+static int fan(int k, int secs)
+{
+	pthread_t w[FAN_MAX], side[FAN_MAX];
+	struct timespec a, b;
+	long rounds = 0;
+
+	if (k < 2 || k > FAN_MAX)
+		return 2;
+	sem_init(&fan_done, 0, 0);
+	for (long i = 0; i < k; i++) {
+		sem_init(&fan_work[i], 0, 0);
+		sem_init(&fan_side[i], 0, 0);
+		pthread_create(&w[i], NULL, fan_worker, (void *)i);
+		pthread_create(&side[i], NULL, fan_side_thread, (void *)i);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do {
+		sem_post(&fan_work[rounds % k]);
+		sem_wait(&fan_done);
+		rounds++;
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	} while (ts_us(&a, &b) < secs * 1000000L);
+	fan_stop = 1;
+	for (int i = 0; i < k; i++) {
+		sem_post(&fan_work[i]);
+		pthread_join(w[i], NULL);
+		pthread_join(side[i], NULL);
+	}
+	printf("# fan %d: %ld rounds\n", k, rounds);
 	return 0;
 }
 
@@ -1016,6 +1164,12 @@ int main(int argc, char **argv)
 				argc == 6 && !strcmp(argv[5], "home"));
 	if (argc == 6 && !strcmp(argv[1], "stealtest"))
 		return stealtest(atoi(argv[2]), argv[3], argv[4], atoi(argv[5]));
+	if (argc == 6 && !strcmp(argv[1], "weightwake"))
+		return weightwake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+	if (argc == 6 && !strcmp(argv[1], "duty"))
+		return duty(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+	if (argc == 4 && !strcmp(argv[1], "fan"))
+		return fan(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "forks"))
 		return forks(atoi(argv[2]));
 	if (argc == 4 && !strcmp(argv[1], "hostile"))

@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# suite: pelt 1:4:2 newest 400
+# pelt.sh: PELT and the wake_affine() parts built on it. A periodic task's load, runnable
+# and util under scx_sis (`scx_sis --pelt`) against the kernel's own figures for the
+# same task under EEVDF (/proc/PID/sched); WA_WEIGHT sends a wakee from a CPU with two
+# hogs to its waker's lighter CPU, as the kernel does, and prev keeps it without it;
+# wake_wide() turns a 1:N wakeup pattern away from the waker and leaves a 1:1 pair be.
+. /tests/lib.sh
+plan 8
+field() { awk -v k="$1" '$1 == k { print $3 }'; }
+# signals CMD: mean load, runnable and util of 20 reads of CMD (one every 0.1 s) of a
+# task running 3 ms of every 10 ms on CPU 3, after 2 s of warm-up; then the share of
+# those 2 s it ran, x 1024 (its schedstat): what util should track
+signals() {
+	sis-probe duty 3 3000 10000 9 >/tmp/duty.pid & D=$!
+	sleep 2
+	P=$(cat /tmp/duty.pid) l=0 r=0 u=0
+	t0=$(cut -d' ' -f1 /proc/$P/schedstat) w0=$(cut -d' ' -f1 /proc/uptime | tr -d .)
+	for i in $(seq 20); do
+		$1 "$P" >/tmp/sig.txt
+		l=$((l + $(field se.avg.load_avg </tmp/sig.txt)))
+		r=$((r + $(field se.avg.runnable_avg </tmp/sig.txt)))
+		u=$((u + $(field se.avg.util_avg </tmp/sig.txt)))
+		sleep 0.1
+	done
+	t1=$(cut -d' ' -f1 /proc/$P/schedstat) w1=$(cut -d' ' -f1 /proc/uptime | tr -d .)
+	kill $D; wait $D 2>/dev/null
+	# ns on CPU over centiseconds of wall time
+	echo "$((l / 20)) $((r / 20)) $((u / 20)) $(((t1 - t0) * 1024 / ((w1 - w0) * 10000000)))"
+}
+proc_sched() { cat /proc/"$1"/sched; }
+sis_pelt() { scx_sis --pelt "$1"; }
+# near A B: within 5 % of B, plus 10
+near() { d=$(($1 - $2)); [ ${d#-} -le $(($2 * 5 / 100 + 10)) ]; }
+
+set -- $(signals proc_sched)
+kl=$1 kr=$2 ku=$3 kd=$4
+start_sis /tmp/p1.log || fail start "scx_sis did not start"
+set -- $(signals sis_pelt)
+sl=$1 sr=$2 su=$3 sd=$4
+stop_sis
+echo "# 3 ms of 10 ms on CPU 3: EEVDF load $kl runnable $kr util $ku (ran $kd/1024); scx_sis load $sl runnable $sr util $su (ran $sd/1024)"
+# each scheduler's util against the share the task ran under it (the BPF ops run in the
+# task's time, so it runs longer under scx_sis in TCG): the two ratios within 15 %
+check pelt-util "util/ran: scx_sis $su/$sd, kernel $ku/$kd" \
+	[ $((su * kd * 100 / (sd * ku))) -ge 85 -a $((su * kd * 100 / (sd * ku))) -le 115 ]
+check pelt-load "nice 0, never waiting: load $sl = util $su (kernel: $kl, $ku)" near "$sl" "$su"
+check pelt-runnable "runnable $sr = util $su (kernel: $kr, $ku)" near "$sr" "$su"
+
+# weight RUN: where the wakee of `weightwake` ran; W = CPU 1, E = CPU 5 with two hogs
+R=300 W=1 E=5
+weight() {
+	sis-probe spin $E & H1=$!
+	sis-probe spin $E & H2=$!
+	sleep 1
+	sis-probe weightwake $R $W $E 300 >/tmp/ww-$1.txt
+	kill $H1 $H2; wait $H1 $H2 2>/dev/null
+	cat /tmp/ww-$1.txt
+}
+on() { grep -o " $1:[0-9]*" "$2" | cut -d: -f2 | grep . || echo 0; }
+weight eevdf
+start_sis /tmp/p2.log || fail start "scx_sis did not start"
+weight sis
+stop_sis
+start_sis /tmp/p3.log -f NO_WA_WEIGHT || fail start "scx_sis did not start"
+weight sis-noweight
+stop_sis
+kw=$(on $W /tmp/ww-eevdf.txt) sw=$(on $W /tmp/ww-sis.txt) nw=$(on $W /tmp/ww-sis-noweight.txt)
+m2=$(total migrations /tmp/p2.log) m3=$(total migrations /tmp/p3.log) x3=$(total wa_weight /tmp/p3.log)
+echo "# of $R wakeups: run on the waker's CPU under EEVDF $kw, scx_sis $sw ($(totals /tmp/p2.log wake_affine wa_weight migrations)), NO_WA_WEIGHT $nw ($(totals /tmp/p3.log wake_affine wa_weight migrations): a newidle pull)"
+check wa-weight-kernel "EEVDF ran $kw of $R on the waker's CPU (the scenario's premise)" [ "$kw" -ge $((R * 7 / 10)) ]
+check wa-weight-lighter "scx_sis ran $sw of $R on the waker's CPU, wa_weight $(total wa_weight /tmp/p2.log), migrations $m2" \
+	sh -c "[ $sw -ge $((R * 7 / 10)) ] && [ $(total wa_weight /tmp/p2.log) -ge $((R / 2)) ] && [ $m2 -ge $((R / 2)) ]"
+check wa-weight-off-keeps-prev "NO_WA_WEIGHT: wa_weight $x3, select_cpu moved $m3 of $R (want 0, and a quarter of $m2 at most)" \
+	[ "$x3" = 0 -a $((m3 * 4)) -le "$m2" ]
+
+# wake_wide(): a master waking 32 workers in turn, each waking a side thread and the master
+start_sis /tmp/p4.log || fail start "scx_sis did not start"
+sis-probe fan 32 3
+stop_sis
+start_sis /tmp/p5.log || fail start "scx_sis did not start"
+sis-probe pingpong 20000
+stop_sis
+rw=$(total wake_wide /tmp/p4.log) rs=$(total select_cpu /tmp/p4.log)
+pw=$(total wake_wide /tmp/p5.log) ps=$(total select_cpu /tmp/p5.log)
+echo "# wake_wide: fan of 32 $rw of $rs wakeups; pingpong $pw of $ps"
+check wake-wide-fan "1:32 fan: wake_wide $rw of $rs (want >= 30 %)" [ "$rw" -ge $((rs * 3 / 10)) ]
+check wake-wide-pair "pingpong: wake_wide $pw of $ps (want <= 1 %)" [ "$pw" -le $((ps / 100)) ]
