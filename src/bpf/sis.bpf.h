@@ -464,7 +464,7 @@ static __always_inline s32 select_idle_sibling(struct task_struct *p, struct tas
 	    choose_idle_cpu(p, idle, prev))
 		return prev;
 
-	/* differs: no per-CPU-kthread stacking (step 3): sched_ext lets kthreads wake like any task. */
+	/* differs: no per-CPU-kthread stacking (fair.c's step 3), not ported yet. */
 
 	*step = STAT_RECENT;
 	recent = tctx->recent_used_cpu;
