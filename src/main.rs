@@ -455,11 +455,35 @@ impl<'a> Scheduler<'a> {
         m.features_changed = ctl.generation;
         (m.restarts, m.not_enabled_s, m.enabled_pct) = enabled::figures();
         m.uptime_s = self.attached.elapsed().as_secs_f64();
+        (m.pelt_nr_runnable, m.pelt_load_avg) = self.pelt_sums()?;
         m.prog_run_ns = prog_run_ns;
         m.prog_run_cnt = prog_run_cnt;
         m.progs = progs;
         m.finish();
         Ok(m)
+    }
+
+    /// The CPUs' PELT sums (runnable count, load_avg), summed, as the BPF side has them now.
+    fn pelt_sums(&self) -> Result<(u64, u64)> {
+        let b = self.skel.maps.bss_data.as_ref().context("BPF bss")?;
+        let n = (self
+            .skel
+            .maps
+            .rodata_data
+            .as_ref()
+            .context("BPF rodata")?
+            .nr_cpu_ids as usize)
+            .min(b.cpu_pelts.len());
+        Ok(b.cpu_pelts[..n].iter().fold((0, 0), |(r, l), c| {
+            // SAFETY: integers in the mmapped .bss, written by BPF programs concurrently
+            let (nr, load) = unsafe {
+                (
+                    std::ptr::read_volatile(&c.nr_runnable),
+                    std::ptr::read_volatile(&c.avg.load_avg),
+                )
+            };
+            (r + nr as u64, l + load)
+        }))
     }
 
     fn exited(&mut self) -> bool {

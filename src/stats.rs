@@ -177,6 +177,12 @@ pub struct Metrics {
     pub not_enabled_s: f64,
     #[stat(desc = "Share of the time since the loader first attached that scx_sis was enabled, %")]
     pub enabled_pct: f64,
+    #[stat(
+        desc = "PELT: tasks the CPUs' sums count runnable (cfs_rq->h_nr_runnable, summed over CPUs), at the sample"
+    )]
+    pub pelt_nr_runnable: u64,
+    #[stat(desc = "PELT: the CPUs' load_avg summed, blocked load included, at the sample")]
+    pub pelt_load_avg: u64,
 
     #[stat(desc = "Wakeups whose latency (runnable -> running) was measured")]
     pub lat_wakeups: u64,
@@ -871,6 +877,8 @@ mod tests {
             "scan_p99",
             "scan_max",
             "restarts",
+            "pelt_nr_runnable",
+            "pelt_load_avg",
         ];
         for (k, x) in d.as_object().unwrap() {
             if x.is_u64() && !not_counters.contains(&k.as_str()) {

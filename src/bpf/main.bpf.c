@@ -431,6 +431,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 	/* moved while runnable without ops.runnable (or never placed): follow it here */
 	follow_migration(p, tctx, cpu, feats);
+	pelt_follow(tctx, cpu);
 	/*
 	 * SCX_ENQ_LAST: @p is runnable but its CPU is about to leave the class (our
 	 * dispatch keeps a lone prev running, so only a class switch around it gets

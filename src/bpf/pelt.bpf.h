@@ -9,6 +9,8 @@
  * differs: no task group hierarchy: every task counts as the root cgroup's
  * (task_h_load() is the task's load_avg); no UTIL_EST; no frequency or capacity
  * scaling of the clock (rq_clock_pelt() is clock_task on a CPU at full capacity).
+ * differs: a task the kernel moved while queued is detached from its old CPU at its
+ * first event on the new one (enqueue, running), not at the move (DO_DETACH).
  */
 #include "pelt.h"
 
@@ -110,7 +112,8 @@ static __always_inline void remove_entity_load_avg(struct task_ctx *tctx)
 		__sync_fetch_and_add(&c->removed_weight, tctx->pelt_weight);
 		__sync_fetch_and_add(&c->removed_nr, 1);
 	}
-	WRITE_ONCE(c->removed_any, 1);
+	/* a full barrier after the sums: the drainer that sees the flag sees them */
+	__sync_fetch_and_or(&c->removed_any, 1);
 	tctx->avg.cpu = PELT_NO_CPU;
 }
 
@@ -139,7 +142,8 @@ static __always_inline void post_init_entity_util_avg(struct task_ctx *tctx, str
  * attach_entity_load_avg(): the task joins @cpu's sums, aligned to its last update,
  * its sums rebuilt from its averages; a runnable one adds its weight.
  * differs: fair.c does not decay a woken migrating task over the time since its old
- * CPU's last update either, but estimates it when that CPU was idle (migrate_se_pelt_lag()).
+ * CPU's last update either, but estimates it when that CPU was idle (migrate_se_pelt_lag());
+ * a task back from another class is attached without aging its averages (ATTACH_AGE_LOAD).
  */
 static __always_inline void attach_entity_load_avg(struct task_ctx *tctx, s32 cpu)
 {
@@ -184,7 +188,10 @@ static __always_inline void pelt_follow(struct task_ctx *tctx, s32 cpu)
 	attach_entity_load_avg(tctx, cpu);
 }
 
-/* reweight_entity()'s PELT part: the task's load at a new weight, its CPU's sums with it. */
+/*
+ * reweight_entity()'s PELT part: the task's load at a new weight, its CPU's sums with it.
+ * differs: done when the task next becomes runnable (fair.c reweights a sleeper at once).
+ */
 static __always_inline void pelt_reweight(struct task_ctx *tctx, s32 cpu, u32 weight)
 {
 	struct cpu_pelt *c = &cpu_pelts[CPU_IDX(cpu)];
@@ -193,6 +200,8 @@ static __always_inline void pelt_reweight(struct task_ctx *tctx, s32 cpu, u32 we
 
 	c->avg.load_avg = pelt_sub_positive(c->avg.load_avg, se->load_avg);
 	c->avg.load_sum = pelt_sub_positive(c->avg.load_sum, tctx->pelt_weight * se->load_sum);
+	if (c->avg.load_sum < c->avg.load_avg * PELT_MIN_DIVIDER)
+		c->avg.load_sum = c->avg.load_avg * PELT_MIN_DIVIDER;
 	if (tctx->pelt_runnable)
 		c->load_weight = pelt_sub_positive(c->load_weight, tctx->pelt_weight) + weight;
 	tctx->pelt_weight = weight;
@@ -270,7 +279,11 @@ static __always_inline void pelt_init_task(struct task_struct *p, struct task_ct
 	tctx->avg.util_avg = p->se.avg.util_avg;
 }
 
-/* cpu_load(): the CPU's load_avg, blocked load included, as last updated (fair.c's read). */
+/*
+ * cpu_load(): the CPU's load_avg, blocked load included, as last updated (fair.c's read).
+ * differs: nothing refreshes an idle CPU's blocked load (fair.c's update_blocked_averages()
+ * from the nohz balancer); WA_WEIGHT reads it only for CPUs WA_IDLE found busy.
+ */
 static __always_inline u64 cpu_load(s32 cpu)
 {
 	return READ_ONCE(cpu_pelts[CPU_IDX(cpu)].avg.load_avg);
@@ -279,7 +292,8 @@ static __always_inline u64 cpu_load(s32 cpu)
 /*
  * cpu_util_cfs() for SIS_UTIL: util_avg as last updated, decayed over the time since
  * the CPU went idle (@now, scx_bpf_now()'s clock: the blocked util that fair.c's nohz
- * balancer decays on idle CPUs). differs: no UTIL_EST term.
+ * balancer decays on idle CPUs). differs: no UTIL_EST term; between a wakeup's
+ * enqueue and its running the idle time is decayed twice (over-decayed, briefly).
  */
 static __always_inline u64 cpu_util_cfs(s32 cpu, u64 now)
 {

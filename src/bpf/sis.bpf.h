@@ -308,12 +308,15 @@ static __always_inline u32 rq_nr_running(s32 cpu)
 	return rq ? rq->nr_running : 0;
 }
 
-/* capacity_of(): rq->cpu_capacity, what RT, deadline and irq time leave of the CPU. */
+/*
+ * capacity_of(). differs: the CPU's full capacity, without what RT, deadline and irq
+ * time take: with every task ours the kernel stops updating rq->cpu_capacity.
+ */
 static __always_inline u64 capacity_of(s32 cpu)
 {
-	struct rq *rq = bpf_per_cpu_ptr(&runqueues, cpu);
+	u32 cap = scx_bpf_cpuperf_cap(cpu);
 
-	return rq && rq->cpu_capacity ? rq->cpu_capacity : CAPACITY_SCALE;
+	return cap ? cap : CAPACITY_SCALE;
 }
 
 /*
@@ -330,7 +333,8 @@ static __always_inline u64 imbalance_pct(s32 a, s32 b)
 /*
  * record_wakee(): the waker (current) counts a flip whenever it wakes another task than
  * last time, halved once a second (HZ jiffies); returns the waker's context, if ours.
- * differs: last_wakee is a pid, not a task pointer.
+ * differs: last_wakee is a pid, not a task pointer; a waker not ours (the idle task
+ * of an irq wakeup) keeps no flips, so its wakeups are never wide.
  */
 static __always_inline struct task_ctx *record_wakee(struct task_struct *p)
 {

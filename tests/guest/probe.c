@@ -28,8 +28,8 @@
  *                                 wakeup), a wakee allowed on CPUs W and E, N times
  *   sis-probe weightwake N W E US  the same over a semaphore (no sync wakeup); the
  *                                 wakee sleeps on E each round and spins US us
- *   sis-probe duty CPU ON PERIOD SECS  pinned to CPU: spin ON us of every PERIOD us,
- *                                 for SECS; prints its pid first
+ *   sis-probe duty CPU ON PERIOD SECS [NICE]  pinned to CPU: spin ON us of every
+ *                                 PERIOD us, for SECS; prints its pid first
  *   sis-probe fan K SECS          1:N over semaphores: a master wakes K workers in
  *                                 turn; each wakes a side thread, then the master
  *   sis-probe msg M W SECS US     schbench-like: M message threads each wake W workers
@@ -614,11 +614,13 @@ static int syncwake(int n, int w, int e, int home)
 }
 
 /* A periodic task: ON us of every PERIOD us on @cpu, by absolute deadlines. */
-static int duty(int cpu, int on, int period, int secs)
+static int duty(int cpu, int on, int period, int secs, int nice)
 {
 	struct timespec next, end;
 
 	pin(cpu);
+	if (nice && setpriority(PRIO_PROCESS, 0, nice))
+		return 2;
 	printf("%d\n", getpid());
 	fflush(stdout);
 	clock_gettime(CLOCK_MONOTONIC, &next);
@@ -1166,8 +1168,9 @@ int main(int argc, char **argv)
 		return stealtest(atoi(argv[2]), argv[3], argv[4], atoi(argv[5]));
 	if (argc == 6 && !strcmp(argv[1], "weightwake"))
 		return weightwake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
-	if (argc == 6 && !strcmp(argv[1], "duty"))
-		return duty(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "duty"))
+		return duty(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
+			    argc == 7 ? atoi(argv[6]) : 0);
 	if (argc == 4 && !strcmp(argv[1], "fan"))
 		return fan(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "forks"))
