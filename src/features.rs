@@ -89,7 +89,7 @@ pub const FEATURES: &[Feature] = &[
         name: "SIS_PROP",
         bit: bpf_intf::sis_feature_FEAT_SIS_PROP as u64,
         default: false,
-        desc: "fair.c 4.13-6.6: walk at most max(4, llc_weight * wake_avg_idle / avg_scan_cost) CPUs (SIS_UTIL, when on, overrides the count)",
+        desc: "fair.c 5.13-6.6 (4.13-5.12 had an avg_idle / 512 form): walk at most max(4, llc_weight * wake_avg_idle / avg_scan_cost) CPUs (SIS_UTIL, when on, overrides the count)",
     },
     Feature {
         name: "PLACE_LAG",

@@ -157,7 +157,8 @@ static __always_inline void end_idle(struct cpu_ctx *rq, u64 now)
  * SIS_PROP (its last form, 5.13 to 6.6): walk span_weight * wake_avg_idle /
  * (avg_scan_cost + 1) CPUs, at least 4, wake_avg_idle halved for each jiffy since
  * this CPU last left idle. Returns false when SIS_AVG_CPU skips the walk.
- * differs: fair.c had one or the other, never both; with both on, both apply.
+ * differs: 4.13 to 5.11 had SIS_AVG_CPU beside an older SIS_PROP (avg_idle / 512), not
+ * this wake_avg_idle form (5.13 on, SIS_AVG_CPU gone); with both on, both apply.
  */
 static __always_inline bool sis_prop_limit(struct cpu_ctx *rq, u32 span_weight,
 					   struct sis_ctl *feats)
