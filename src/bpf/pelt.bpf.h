@@ -40,6 +40,27 @@ static __always_inline void pelt_update_avg(struct sis_sched_avg *sa, u64 now, u
 }
 
 /*
+ * One signal's departure from a CPU's sums (dequeue_load_avg(), the removed sums):
+ * subtract @avg and @sum, flooring at zero, and keep the sum no lower than the average
+ * needs (PELT_MIN_DIVIDER).
+ */
+static __always_inline void sub_signal(u64 *avg_p, u64 *sum_p, u64 avg, u64 sum)
+{
+	*avg_p = pelt_sub_positive(*avg_p, avg);
+	*sum_p = pelt_sub_positive(*sum_p, sum);
+	if (*sum_p < *avg_p * PELT_MIN_DIVIDER)
+		*sum_p = *avg_p * PELT_MIN_DIVIDER;
+}
+
+/* What departed tasks left in one of a CPU's `removed` sums, taken at @div. */
+static __always_inline void take_removed(u64 *avg_p, u64 *sum_p, u64 *removed, u64 div)
+{
+	u64 r = __sync_lock_test_and_set(removed, 0);
+
+	sub_signal(avg_p, sum_p, r, r * div);
+}
+
+/*
  * update_cfs_rq_load_avg(): take what departed tasks left in `removed`, then advance
  * the sums with the weight and counts that held since the last update.
  */
@@ -51,21 +72,9 @@ static __always_inline void update_cfs_rq_load_avg(struct cpu_pelt *c, u64 now)
 		u64 div = get_pelt_divider(sa), r;
 
 		WRITE_ONCE(c->removed_any, 0);
-		r = __sync_lock_test_and_set(&c->removed_load, 0);
-		sa->load_avg = pelt_sub_positive(sa->load_avg, r);
-		sa->load_sum = pelt_sub_positive(sa->load_sum, r * div);
-		if (sa->load_sum < sa->load_avg * PELT_MIN_DIVIDER)
-			sa->load_sum = sa->load_avg * PELT_MIN_DIVIDER;
-		r = __sync_lock_test_and_set(&c->removed_util, 0);
-		sa->util_avg = pelt_sub_positive(sa->util_avg, r);
-		sa->util_sum = pelt_sub_positive(sa->util_sum, r * div);
-		if (sa->util_sum < sa->util_avg * PELT_MIN_DIVIDER)
-			sa->util_sum = sa->util_avg * PELT_MIN_DIVIDER;
-		r = __sync_lock_test_and_set(&c->removed_runnable, 0);
-		sa->runnable_avg = pelt_sub_positive(sa->runnable_avg, r);
-		sa->runnable_sum = pelt_sub_positive(sa->runnable_sum, r * div);
-		if (sa->runnable_sum < sa->runnable_avg * PELT_MIN_DIVIDER)
-			sa->runnable_sum = sa->runnable_avg * PELT_MIN_DIVIDER;
+		take_removed(&sa->load_avg, &sa->load_sum, &c->removed_load, div);
+		take_removed(&sa->util_avg, &sa->util_sum, &c->removed_util, div);
+		take_removed(&sa->runnable_avg, &sa->runnable_sum, &c->removed_runnable, div);
 		/* a task moved while runnable left at the last update (its sync point) */
 		c->load_weight = pelt_sub_positive(c->load_weight,
 						   __sync_lock_test_and_set(&c->removed_weight, 0));
@@ -198,10 +207,7 @@ static __always_inline void pelt_reweight(struct task_ctx *tctx, s32 cpu, u32 we
 	struct sis_sched_avg *se = &tctx->avg;
 	u64 div = get_pelt_divider(se);
 
-	c->avg.load_avg = pelt_sub_positive(c->avg.load_avg, se->load_avg);
-	c->avg.load_sum = pelt_sub_positive(c->avg.load_sum, tctx->pelt_weight * se->load_sum);
-	if (c->avg.load_sum < c->avg.load_avg * PELT_MIN_DIVIDER)
-		c->avg.load_sum = c->avg.load_avg * PELT_MIN_DIVIDER;
+	sub_signal(&c->avg.load_avg, &c->avg.load_sum, se->load_avg, tctx->pelt_weight * se->load_sum);
 	if (tctx->pelt_runnable)
 		c->load_weight = pelt_sub_positive(c->load_weight, tctx->pelt_weight) + weight;
 	tctx->pelt_weight = weight;
