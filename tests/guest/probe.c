@@ -549,6 +549,16 @@ static int sync_fds[2][2];
 static int sync_rounds, sync_e, sync_w, sync_home;
 static long sync_hist[MAX_CPUS];
 
+/* Where the wakee of @n rounds of @what ran, as cpu:count pairs. */
+static void print_hist(const char *what, int n)
+{
+	printf("# %s %d done; where the wakee ran (cpu:count):", what, n);
+	for (int c = 0; c < MAX_CPUS; c++)
+		if (sync_hist[c])
+			printf(" %d:%ld", c, sync_hist[c]);
+	printf("\n");
+}
+
 /* Allow only CPUs @a and @b (the same CPU twice: that one). */
 static void allow2(int a, int b)
 {
@@ -605,11 +615,7 @@ static int syncwake(int n, int w, int e, int home)
 			return 3;
 	}
 	pthread_join(t, NULL);
-	printf("# syncwake %d done; where the wakee ran (cpu:count):", n);
-	for (int c = 0; c < MAX_CPUS; c++)
-		if (sync_hist[c])
-			printf(" %d:%ld", c, sync_hist[c]);
-	printf("\n");
+	print_hist("syncwake", n);
 	return 0;
 }
 
@@ -681,11 +687,7 @@ static int weightwake(int n, int w, int e, int us)
 		sem_wait(&ww_done);
 	}
 	pthread_join(t, NULL);
-	printf("# weightwake %d done; where the wakee ran (cpu:count):", n);
-	for (int c = 0; c < MAX_CPUS; c++)
-		if (sync_hist[c])
-			printf(" %d:%ld", c, sync_hist[c]);
-	printf("\n");
+	print_hist("weightwake", n);
 	return 0;
 }
 
