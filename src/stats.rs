@@ -104,6 +104,18 @@ pub struct Metrics {
         desc = "Tasks a higher class (RT, stop) pushed off a CPU, left for the LLC's other CPUs with a kick"
     )]
     pub reenq: u64,
+    #[stat(desc = "Periodic balance of busy CPUs: tasks moved between SMT siblings")]
+    pub lb_smt: u64,
+    #[stat(desc = "... between cores of an LLC")]
+    pub lb_llc: u64,
+    #[stat(desc = "... between LLCs of a node (the package level)")]
+    pub lb_node: u64,
+    #[stat(desc = "... between NUMA nodes")]
+    pub lb_sys: u64,
+    #[stat(desc = "Periodic balances run: a level due on a busy CPU (sched_balance_rq)")]
+    pub lb_runs: u64,
+    #[stat(desc = "Tasks a balance left where they were because task_hot() (newidle pulls too)")]
+    pub lb_hot: u64,
     #[stat(desc = "Wakeups that preempted the running task of their CPU (wakeup_preempt_fair)")]
     pub wakeup_preempt: u64,
     #[stat(desc = "... of which a SCHED_IDLE task, preempted by a wakee of another policy")]
@@ -319,6 +331,12 @@ counter_table! {
     tick_kicks = sis_stat_STAT_TICK_KICK,
     idle_kicks = sis_stat_STAT_IDLE_KICK,
     reenq = sis_stat_STAT_REENQ,
+    lb_smt = sis_stat_STAT_LB_SMT,
+    lb_llc = sis_stat_STAT_LB_LLC,
+    lb_node = sis_stat_STAT_LB_NODE,
+    lb_sys = sis_stat_STAT_LB_SYS,
+    lb_runs = sis_stat_STAT_LB_RUNS,
+    lb_hot = sis_stat_STAT_LB_HOT,
     wakeup_preempt = sis_stat_STAT_WAKEUP_PREEMPT,
     preempt_idle = sis_stat_STAT_PREEMPT_IDLE,
     preempt_short = sis_stat_STAT_PREEMPT_SHORT,
@@ -745,7 +763,7 @@ impl Metrics {
         }
         writeln!(
             w,
-            "  queueing: direct {} cpu_queued {} shared {} pinned {} reenq {}  balance: pulls {} steals {} (remote node {}) tick_kicks {} idle_kicks {}",
+            "  queueing: direct {} cpu_queued {} shared {} pinned {} reenq {}  balance: pulls {} steals {} (remote node {}) tick_kicks {} idle_kicks {}  busy balance: runs {} moved smt {} llc {} node {} sys {} hot {}",
             self.direct,
             self.cpu_queued,
             self.shared,
@@ -755,7 +773,13 @@ impl Metrics {
             self.steals,
             self.steals_remote,
             self.tick_kicks,
-            self.idle_kicks
+            self.idle_kicks,
+            self.lb_runs,
+            self.lb_smt,
+            self.lb_llc,
+            self.lb_node,
+            self.lb_sys,
+            self.lb_hot
         )?;
         writeln!(
             w,

@@ -152,6 +152,13 @@ enum sis_stat {
 	STAT_TICK_KICK,		/* nohz kick: a tick with tasks waiting woke an idle CPU to pull */
 	STAT_IDLE_KICK,		/* IDLE_KICK: an idle CPU kicked at enqueue */
 	STAT_REENQ,		/* tasks a higher class pushed off, left for the LLC's other CPUs + kick */
+	/* the periodic balance of busy CPUs (balance.bpf.h): tasks moved per level, in order */
+	STAT_LB_SMT,
+	STAT_LB_LLC,
+	STAT_LB_NODE,
+	STAT_LB_SYS,
+	STAT_LB_RUNS,		/* sched_balance_rq() calls: a level due on a busy CPU */
+	STAT_LB_HOT,		/* tasks a balance left because task_hot() (newidle pulls too) */
 	/* EEVDF around the search */
 	STAT_WAKEUP_PREEMPT,	/* wakeups that preempted the curr of their CPU (wakeup_preempt_fair) */
 	STAT_PREEMPT_IDLE,	/* ... of which a SCHED_IDLE curr, by a non-idle wakee */

@@ -96,6 +96,7 @@ struct cpu_ctx {
 	u64 scan_cut;		/* the counter of the bound that set scan_nr */
 	u64 scan_start;		/* ns, when a timed walk began; 0: not timed */
 	u64 offline;		/* between ops.cpu_offline and ops.cpu_online */
+	u64 next_balance;	/* rq->next_balance, ns: the earliest level due (balance.bpf.h) */
 } __attribute__((aligned(64)));
 struct cpu_ctx cpu_ctxs[MAX_CPUS];
 
@@ -292,6 +293,7 @@ static __always_inline bool llc_overloaded(s32 cpu)
 #include "pelt.bpf.h"
 #include "sis.bpf.h"
 #include "quality.bpf.h"
+#include "balance.bpf.h"
 #include "queue.bpf.h"
 
 s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
@@ -493,6 +495,9 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	struct sis_ctl *feats = lookup_ctl();
 	u32 i, pass;
 
+	/* a busy CPU (prev goes on if nothing else is eligible): the periodic balance */
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && balance_due(cpu))
+		sched_balance_domains(cpu);
 	if (feats && pick_eevdf(cpu, prev, llc_dsq, feats))
 		return;
 	/* a CPU the topology does not know has no hint: it always looks at its queues */
@@ -510,7 +515,7 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 				continue;
 			if (!READ_ONCE(llc_ctxs[LLC_IDX(i)].overloaded))
 				continue;
-			if (balance_llc(i, cpu)) {
+			if (balance_llc(i, cpu, pass ? SD_LVL_SYS : SD_LVL_NODE)) {
 				stat_inc(STAT_STEAL);
 				if (pass)
 					stat_inc(STAT_STEAL_REMOTE);

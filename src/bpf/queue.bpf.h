@@ -22,14 +22,6 @@ static __always_inline void kick_idle_in_llc(struct task_struct *p, s32 cpu, boo
 	}
 }
 
-/* Must @p run where it is: a single-CPU task, or one with migration disabled. */
-static __always_inline bool bound_to_cpu(struct task_struct *p)
-{
-	/* on current, one migrate_disable() may be the BPF prolog's, not the task's */
-	return p->nr_cpus_allowed == 1 ||
-	       p->migration_disabled > (p == bpf_get_current_task_btf() ? 1 : 0);
-}
-
 /* A higher class took @cpu from @p: an idle CPU of the LLC is woken to pull it (reenq). */
 static __always_inline void wake_puller(struct task_struct *p, s32 cpu)
 {
@@ -78,12 +70,6 @@ static __always_inline void clear_overloaded(u32 *hint)
 	__sync_fetch_and_and(hint, 0);
 }
 
-/* Take a task from @c's own DSQ, if one there may run here. */
-static __always_inline bool pull_from(s32 c)
-{
-	return scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + c) > 0 &&
-	       scx_bpf_dsq_move_to_local(CPU_DSQ_BASE + c, 0);
-}
 
 /* The SMT level of sched_balance_newidle(): a sibling's waiting task. */
 static __always_inline bool pull_from_core(s32 self)
@@ -93,19 +79,20 @@ static __always_inline bool pull_from_core(s32 self)
 	bpf_for(i, 0, nr_siblings(self)) {
 		s32 sib = sibling(self, i);
 
-		if (sib != self && pull_from(sib))
+		if (sib != self && detach_one(sib, self, SD_LVL_SMT))
 			return true;
 	}
 	return false;
 }
 
 /*
- * One LLC level of sched_balance_newidle(): the busiest CPU queue first
- * (find_busiest_queue()), then any other whose waiting tasks may run here.
+ * One level of sched_balance_newidle() over LLC @llc (@lvl: @self's own LLC, one of
+ * its node, or further): the busiest CPU queue first (find_busiest_queue()), then any
+ * other whose waiting tasks may move here (can_migrate_task()).
  * *@waiting: some CPU queue of the LLC other than @self's held a task.
  * differs: "busiest" is the most tasks waiting, not the highest weighted load.
  */
-static __always_inline bool pull_from_llc(u32 llc, s32 self, bool *waiting)
+static __always_inline bool pull_from_llc(u32 llc, s32 self, u32 lvl, bool *waiting)
 {
 	u32 off = llc_off[LLC_IDX(llc)], nr = llc_nr[LLC_IDX(llc)], i;
 	s32 busiest = -1, most = 0;
@@ -124,12 +111,12 @@ static __always_inline bool pull_from_llc(u32 llc, s32 self, bool *waiting)
 	if (busiest < 0)
 		return false;
 	*waiting = true;
-	if (pull_from(busiest))
+	if (detach_one(busiest, self, lvl))
 		return true;
 	bpf_for(i, 0, nr) {
 		s32 c = llc_cpus[CPU_IDX(off + i)];
 
-		if (c != self && c != busiest && pull_from(c))
+		if (c != self && c != busiest && detach_one(c, self, lvl))
 			return true;
 	}
 	return false;
@@ -179,7 +166,7 @@ static __always_inline bool balance_own_llc(s32 cpu, u32 llc, u64 cpu_dsq, u64 l
 		goto found;
 	if (!known)
 		return false;
-	if (pull_from_core(cpu) || pull_from_llc(llc, cpu, &waiting)) {
+	if (pull_from_core(cpu) || pull_from_llc(llc, cpu, SD_LVL_LLC, &waiting)) {
 		stat_inc(STAT_PULL);
 		goto found;
 	}
@@ -208,13 +195,13 @@ static __always_inline bool own_queues(s32 cpu, u64 cpu_dsq, u64 llc_dsq)
 }
 
 /* Another LLC's queues, for a CPU about to idle: its shared DSQ, then its busiest CPU's. */
-static __always_inline bool balance_llc(u32 llc, s32 self)
+static __always_inline bool balance_llc(u32 llc, s32 self, u32 lvl)
 {
 	u32 *hint = &llc_ctxs[LLC_IDX(llc)].overloaded;
 	bool waiting = false;
 
 	clear_overloaded(hint);
-	if (scx_bpf_dsq_move_to_local(LLC_DSQ_BASE + llc, 0) || pull_from_llc(llc, self, &waiting)) {
+	if (scx_bpf_dsq_move_to_local(LLC_DSQ_BASE + llc, 0) || pull_from_llc(llc, self, lvl, &waiting)) {
 		WRITE_ONCE(*hint, 1);
 		return true;
 	}

@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_sis: fair.c's load balancing between busy CPUs (sched_balance_domains() and
+ * sched_balance_rq() as a CPU_NOT_IDLE balance), and the migration rules every
+ * balance of ours shares (can_migrate_task(), task_hot(), detach_tasks()).
+ *
+ * The domains are built from the loaded topology, lowest first, each degenerate one
+ * (no wider than its child) left out as the kernel folds it: SMT (groups: CPUs), LLC
+ * (groups: cores), NODE (the package level, groups: LLCs) and SYS (the NUMA level,
+ * groups: nodes).
+ */
+
+enum sd_level { SD_LVL_SMT, SD_LVL_LLC, SD_LVL_NODE, SD_LVL_SYS, NR_SD_LEVELS };
+
+/* group_type, in the kernel's order; the kinds without a counterpart here are left out */
+enum sis_group_type { GROUP_HAS_SPARE, GROUP_FULLY_BUSY, GROUP_OVERLOADED };
+
+enum sis_migration_type { MIGRATE_LOAD, MIGRATE_UTIL };
+
+enum lb_consts {
+	BUSY_FACTOR = 16,	/* sd->busy_factor */
+	NR_MIGRATE = 32,	/* sysctl_sched_nr_migrate: tasks looked at per balance */
+	DETACH_MAX = 8,		/* differs: tasks moved per balance (fair.c: up to NR_MIGRATE) */
+};
+
+/* The struct sched_domain fields a balance keeps, per CPU and level. */
+struct sd_ctx {
+	u64 last_balance;	/* sd->last_balance, ns */
+	u32 balance_interval;	/* sd->balance_interval, ms; 0: not set up yet */
+	u32 nr_balance_failed;
+};
+struct sd_ctx sd_ctxs[MAX_CPUS][NR_SD_LEVELS];
+
+/* struct sg_lb_stats: one group's figures, summed over its CPUs. */
+struct sis_sg_stats {
+	u64 avg_load;
+	u64 group_load;
+	u64 group_capacity;
+	u64 group_util;
+	u64 group_runnable;
+	u32 sum_nr_running;
+	u32 sum_h_nr_running;
+	u32 idle_cpus;
+	u32 group_weight;
+	u32 group_type;
+	s32 first_cpu;		/* group_balance_cpu() */
+	/* find_busiest_queue()'s candidates, gathered on the way: CPUs with a task waiting */
+	s32 load_cpu;		/* the highest load / capacity */
+	s32 util_cpu;		/* the highest util */
+	u64 load_best, cap_best, util_best;
+};
+
+/* sched_balance_rq()'s sd_lb_stats: the local, busiest and current group, off the stack. */
+struct lb_scratch {
+	struct sis_sg_stats local, busiest, sg;
+	u32 moved;		/* in memory, so the verifier does not walk the loop per count */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct lb_scratch);
+} lb_scratch SEC(".maps");
+
+static __always_inline void set_overloaded(s32 cpu);
+
+/* sd_init(): cache_nice_tries, 0 at SMT, 2 at NUMA, 1 between. */
+static __always_inline u32 cache_nice_tries(u32 lvl)
+{
+	return lvl == SD_LVL_SMT ? 0 : lvl == SD_LVL_SYS ? 2 : 1;
+}
+
+/* sd_init(): imbalance_pct, 110 at SMT, 117 above. */
+static __always_inline u32 sd_imbalance_pct(u32 lvl)
+{
+	return lvl == SD_LVL_SMT ? 110 : 117;
+}
+
+/* Must @p run where it is: a single-CPU task, or one with migration disabled. */
+static __always_inline bool bound_to_cpu(struct task_struct *p)
+{
+	/* on current, one migrate_disable() may be the BPF prolog's, not the task's */
+	return p->nr_cpus_allowed == 1 ||
+	       p->migration_disabled > (p == bpf_get_current_task_btf() ? 1 : 0);
+}
+
+/* task_hot(): @p ran on @src within sysctl_sched_migration_cost; SMT siblings share cache. */
+static __always_inline bool task_hot(struct task_struct *p, s32 src, u32 lvl)
+{
+	if (lvl == SD_LVL_SMT || task_has_idle_policy(p))
+		return false;
+	return (s64)(rq_clock_task(src) - p->se.exec_start) < (s64)MIGRATION_COST_NS;
+}
+
+/*
+ * can_migrate_task() for a task waiting on @src's queue: allowed on @dst, and not cache
+ * hot unless this level's balance failed more than cache_nice_tries times.
+ * differs: no task_is_ineligible_on_dst_cpu() test (vruntimes of two queues are not
+ * comparable here), no NUMA locality and no CACHE_HOT_BUDDY (no next buddy).
+ */
+static __always_inline bool can_migrate_task(struct task_struct *p, s32 src, s32 dst, u32 lvl)
+{
+	u32 failed = sd_ctxs[CPU_IDX(dst)][lvl & (NR_SD_LEVELS - 1)].nr_balance_failed;
+
+	if (bound_to_cpu(p) || !test_cpu(p->cpus_ptr, dst))
+		return false;
+	if (task_hot(p, src, lvl) && failed <= cache_nice_tries(lvl)) {
+		stat_inc(STAT_LB_HOT);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * detach_tasks()'s choice on @src's queue: of the tasks that may move to @dst and fit
+ * @budget (load or util, shifted right by the failures as shr_bound() does), the one
+ * queued the longest ago, fair.c's cfs_tasks tail. Returns its pid, 0 for none.
+ */
+static __always_inline u32 pick_detach(s32 src, s32 dst, u32 lvl, u32 type, s64 budget,
+				       u32 failed)
+{
+	struct task_struct *q;
+	struct task_ctx *qctx;
+	u64 oldest = ~0ULL, w;
+	u32 pid = 0, seen = 0;
+
+	bpf_for_each(scx_dsq, q, CPU_DSQ_BASE + src, 0) {
+		if (++seen > NR_MIGRATE)
+			break;
+		qctx = bpf_task_storage_get(&task_ctxs, q, 0, 0);
+		if (!qctx || qctx->queued_at >= oldest || !can_migrate_task(q, src, dst, lvl))
+			continue;
+		w = type == MIGRATE_LOAD ? qctx->avg.load_avg : qctx->avg.util_avg;
+		if (type == MIGRATE_LOAD && !w)
+			w = 1;
+		if (budget >= 0 && (s64)(w >> (failed < 63 ? failed : 63)) > budget)
+			continue;
+		oldest = qctx->queued_at;
+		pid = q->pid;
+	}
+	return pid;
+}
+
+/*
+ * attach_task() for the task @pid waiting on @src: into @dst's local DSQ when @dst is
+ * about to idle, else onto @dst's queue, placed there as a migration places it.
+ * Returns what it weighed (load or util) + 1, 0 when it did not move.
+ */
+static __always_inline u64 move_task(s32 src, s32 dst, u32 pid, u32 type, bool to_local,
+				     struct sis_ctl *feats)
+{
+	struct task_struct *q;
+	struct task_ctx *qctx;
+	u64 w;
+
+	bpf_for_each(scx_dsq, q, CPU_DSQ_BASE + src, 0) {
+		if (q->pid != pid)
+			continue;
+		qctx = bpf_task_storage_get(&task_ctxs, q, 0, 0);
+		if (!qctx)
+			return 0;
+		w = (type == MIGRATE_LOAD ? qctx->avg.load_avg : qctx->avg.util_avg) + 1;
+		if (to_local)
+			return scx_bpf_dsq_move(BPF_FOR_EACH_ITER, q, SCX_DSQ_LOCAL, 0) ? w : 0;
+		follow_migration(q, qctx, dst, feats);
+		pelt_follow(qctx, dst);
+		scx_bpf_dsq_move_set_vtime(BPF_FOR_EACH_ITER, qctx->deadline);
+		return scx_bpf_dsq_move_vtime(BPF_FOR_EACH_ITER, q, CPU_DSQ_BASE + dst, 0) ? w : 0;
+	}
+	return 0;
+}
+
+/* detach_task()'s @flags: what a task weighs, and where it goes */
+enum detach_flags { DETACH_UTIL = 1, DETACH_TO_LOCAL = 2 };
+
+/*
+ * detach_tasks()' step and attach_task(): the task pick_detach() chooses on @src's queue
+ * (@budget < 0: no budget) moved to @dst. Returns its weight + 1, 0 when none moved.
+ * Global, as the two balances: the verifier checks it once, not on every path of theirs.
+ */
+__noinline u64 detach_task(s32 src, s32 dst, u32 lvl, u32 flags, s64 budget)
+{
+	u32 type = flags & DETACH_UTIL ? MIGRATE_UTIL : MIGRATE_LOAD, failed, pid;
+
+	if (!valid_cpu(src) || !valid_cpu(dst) || scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + src) <= 0)
+		return 0;
+	failed = sd_ctxs[CPU_IDX(dst)][lvl & (NR_SD_LEVELS - 1)].nr_balance_failed;
+	pid = pick_detach(src, dst, lvl, type, budget, failed);
+	if (!pid)
+		return 0;
+	return move_task(src, dst, pid, type, flags & DETACH_TO_LOCAL, lookup_ctl());
+}
+
+/* A newidle pull of one task from @src at level @lvl (queue.bpf.h's pulls). */
+static __always_inline bool detach_one(s32 src, s32 dst, u32 lvl)
+{
+	return detach_task(src, dst, lvl, DETACH_TO_LOCAL, -1);
+}
+
+/* One CPU's part of update_sg_lb_stats(). */
+static __always_inline void sg_add_cpu(struct sis_sg_stats *s, s32 c, u64 now)
+{
+	struct cpu_pelt *pc = &cpu_pelts[CPU_IDX(c)];
+	u64 load, cap, util;
+	u32 nr;
+
+	if (READ_ONCE(cpu_ctxs[CPU_IDX(c)].offline))
+		return;
+	nr = rq_nr_running(c);
+	load = cpu_load(c);
+	cap = capacity_of(c);
+	util = cpu_util_cfs(c, now);
+	if (s->first_cpu < 0 || c < s->first_cpu)
+		s->first_cpu = c;
+	s->group_weight++;
+	s->sum_nr_running += nr;
+	s->sum_h_nr_running += READ_ONCE(pc->nr_runnable);
+	s->group_load += load;
+	s->group_util += util;
+	s->group_runnable += READ_ONCE(pc->avg.runnable_avg);
+	s->group_capacity += cap;
+	if (!nr)
+		s->idle_cpus++;
+	if (scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + c) <= 0)
+		return;
+	if (s->load_cpu < 0 || load * s->cap_best > s->load_best * cap) {
+		s->load_cpu = c;
+		s->load_best = load;
+		s->cap_best = cap;
+	}
+	if (s->util_cpu < 0 || util > s->util_best) {
+		s->util_cpu = c;
+		s->util_best = util;
+	}
+}
+
+static __always_inline void sg_add_llc(struct sis_sg_stats *s, u32 llc, u64 now)
+{
+	u32 off = llc_off[LLC_IDX(llc)], i;
+
+	bpf_for(i, 0, llc_nr[LLC_IDX(llc)])
+		sg_add_cpu(s, llc_cpus[CPU_IDX(off + i)], now);
+}
+
+static __always_inline void sg_init(struct sis_sg_stats *s)
+{
+	__builtin_memset(s, 0, sizeof(*s));
+	s->first_cpu = s->load_cpu = s->util_cpu = -1;
+}
+
+/* The number of NUMA nodes the topology uses: the highest node index + 1. */
+static __always_inline u32 nr_nodes(void)
+{
+	u32 n = 0, l;
+
+	bpf_for(l, 0, nr_llcs)
+		if (llc_node[LLC_IDX(l)] + 1 > n)
+			n = llc_node[LLC_IDX(l)] + 1;
+	return n < MAX_NODES ? n : MAX_NODES;
+}
+
+/* Group @g of level @lvl (a CPU, a core, an LLC, a node), its figures summed into @s. */
+static __always_inline void sg_collect(struct sis_sg_stats *s, u32 lvl, u32 g, u64 now)
+{
+	u32 i, off;
+
+	sg_init(s);
+	switch (lvl) {
+	case SD_LVL_SMT:
+		sg_add_cpu(s, g, now);
+		break;
+	case SD_LVL_LLC:
+		off = core_off[CPU_IDX(g)];
+		bpf_for(i, 0, core_nr[CPU_IDX(g)] < MAX_SIBLINGS ? core_nr[CPU_IDX(g)] : MAX_SIBLINGS)
+			sg_add_cpu(s, core_cpus[CPU_IDX(off + i)], now);
+		break;
+	case SD_LVL_NODE:
+		sg_add_llc(s, g, now);
+		break;
+	default:
+		bpf_for(i, 0, nr_llcs)
+			if (llc_node[LLC_IDX(i)] == g)
+				sg_add_llc(s, i, now);
+	}
+}
+
+/* The group of level @lvl that holds @cpu. */
+static __always_inline u32 group_of(u32 lvl, s32 cpu)
+{
+	switch (lvl) {
+	case SD_LVL_SMT:
+		return cpu;
+	case SD_LVL_LLC:
+		return cpu_core[CPU_IDX(cpu)];
+	case SD_LVL_NODE:
+		return cpu_llc[CPU_IDX(cpu)];
+	default:
+		return cpu_node[CPU_IDX(cpu)];
+	}
+}
+
+/* Candidates for the groups of @cpu's domain at @lvl: how many to try (domain_group()). */
+static __always_inline u32 domain_nr(u32 lvl, s32 cpu)
+{
+	switch (lvl) {
+	case SD_LVL_SMT:
+		return nr_siblings(cpu);
+	case SD_LVL_LLC:
+		return llc_nr[LLC_IDX(cpu_llc[CPU_IDX(cpu)])];
+	case SD_LVL_NODE:
+		return nr_llcs;
+	default:
+		return nr_nodes();
+	}
+}
+
+/* The @i-th candidate: true, with its group in *@g, if it is a group of the domain. */
+static __always_inline bool domain_group(u32 lvl, s32 cpu, u32 i, u32 *g)
+{
+	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(cpu)]), c;
+
+	switch (lvl) {
+	case SD_LVL_SMT:
+		*g = sibling(cpu, i);
+		return true;
+	case SD_LVL_LLC:
+		c = llc_cpus[CPU_IDX(llc_off[llc] + i)];
+		*g = cpu_core[CPU_IDX(c)];
+		/* a core is met once: at its first sibling */
+		return core_cpus[CPU_IDX(core_off[CPU_IDX(*g)])] == c;
+	case SD_LVL_NODE:
+		*g = i;
+		return llc_node[LLC_IDX(i)] == llc_node[llc];
+	default:
+		*g = i;
+		return true;
+	}
+}
+
+/* group_is_overloaded(), group_has_capacity() and group_classify()'s order for these. */
+static __always_inline u32 group_classify(struct sis_sg_stats *s, u32 pct)
+{
+	if (s->sum_nr_running > s->group_weight &&
+	    (s->group_capacity * 100 < s->group_util * pct ||
+	     s->group_capacity * pct < s->group_runnable * 100))
+		return GROUP_OVERLOADED;
+	if (s->sum_nr_running < s->group_weight)
+		return GROUP_HAS_SPARE;
+	if (s->group_capacity * pct < s->group_runnable * 100)
+		return GROUP_FULLY_BUSY;
+	return s->group_capacity * 100 > s->group_util * pct ? GROUP_HAS_SPARE : GROUP_FULLY_BUSY;
+}
+
+static __always_inline void sg_finish(struct sis_sg_stats *s, u32 lvl)
+{
+	s->group_type = group_classify(s, sd_imbalance_pct(lvl));
+	if (s->group_type != GROUP_HAS_SPARE && s->group_capacity)
+		s->avg_load = s->group_load * CAPACITY_SCALE / s->group_capacity;
+}
+
+/* The CPUs of node @node. */
+static __always_inline u32 node_weight(u32 node)
+{
+	u32 w = 0, l;
+
+	bpf_for(l, 0, nr_llcs)
+		if (llc_node[LLC_IDX(l)] == node)
+			w += llc_nr[LLC_IDX(l)];
+	return w;
+}
+
+/* The weight of @cpu's domain at @lvl; 0 when the level folds into its child. */
+static __always_inline u32 sd_weight(u32 lvl, s32 cpu)
+{
+	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(cpu)]), w = 0, child, l;
+
+	switch (lvl) {
+	case SD_LVL_SMT:
+		w = nr_siblings(cpu);
+		child = 1;
+		break;
+	case SD_LVL_LLC:
+		w = llc_nr[llc];
+		child = nr_siblings(cpu);
+		break;
+	case SD_LVL_NODE:
+		w = node_weight(llc_node[llc]);
+		child = llc_nr[llc];
+		break;
+	default:
+		bpf_for(l, 0, nr_llcs)
+			w += llc_nr[LLC_IDX(l)];
+		child = node_weight(llc_node[llc]);
+	}
+	return w > child ? w : 0;
+}
+
+/*
+ * sched_balance_rq() for a busy @cpu at @lvl: the busiest overloaded group of the
+ * domain, calculate_imbalance()'s migrate_load or migrate_util, the busiest queue of
+ * that group, and detach_tasks() from it onto our queue. Returns the tasks moved, or
+ * -1 when should_we_balance() says another CPU of the local group balances.
+ * differs: only the rules a busy CPU reaches (an idle one pulls in sis_dispatch or by
+ * the nohz kick), and no active balance: sched_ext cannot move a running task.
+ */
+static __always_inline int sched_balance_rq(s32 cpu, u32 lvl, u64 now)
+{
+	u32 i, g, mine = group_of(lvl, cpu), type, moved = 0, zero = 0;
+	u64 total_load, total_cap, sds_avg, w;
+	u32 pct = sd_imbalance_pct(lvl);
+	struct sis_sg_stats *local, *busiest, *sg;
+	struct lb_scratch *sc;
+	s64 imbalance;
+	s32 src;
+
+	sc = bpf_map_lookup_elem(&lb_scratch, &zero);
+	if (!sc)
+		return 0;
+	local = &sc->local;
+	busiest = &sc->busiest;
+	sg = &sc->sg;
+	sg_collect(local, lvl, mine, now);
+	/* should_we_balance(): an idle CPU of the group balances for it, else its first */
+	if (local->idle_cpus || local->first_cpu != cpu)
+		return -1;
+	sg_finish(local, lvl);
+	total_load = local->group_load;
+	total_cap = local->group_capacity;
+	sg_init(busiest);
+	bpf_for(i, 0, domain_nr(lvl, cpu)) {
+		if (!domain_group(lvl, cpu, i, &g) || g == mine)
+			continue;
+		sg_collect(sg, lvl, g, now);
+		if (!sg->group_weight)
+			continue;
+		sg_finish(sg, lvl);
+		total_load += sg->group_load;
+		total_cap += sg->group_capacity;
+		/* update_sd_pick_busiest(): a busy CPU pulls only from an overloaded group */
+		if (sg->group_type == GROUP_OVERLOADED && sg->sum_h_nr_running &&
+		    (busiest->first_cpu < 0 || sg->avg_load > busiest->avg_load))
+			__builtin_memcpy(busiest, sg, sizeof(*sg));
+	}
+	if (busiest->first_cpu < 0 || !total_cap || !local->group_capacity)
+		return 0;
+	sds_avg = total_load * CAPACITY_SCALE / total_cap;
+	/* sched_balance_find_src_group()'s tests for an overloaded local group */
+	if (local->group_type == GROUP_OVERLOADED &&
+	    (local->avg_load >= busiest->avg_load || local->avg_load >= sds_avg ||
+	     100 * busiest->avg_load <= pct * local->avg_load))
+		return 0;
+	/* calculate_imbalance() */
+	if (local->group_type == GROUP_HAS_SPARE) {
+		/* below the package level a busy CPU evens idle CPUs: it has none to give */
+		if (lvl <= SD_LVL_LLC)
+			return 0;
+		type = MIGRATE_UTIL;
+		w = local->group_capacity > local->group_util ? local->group_capacity :
+								 local->group_util;
+		imbalance = w - local->group_util;
+		src = busiest->util_cpu;
+	} else {
+		if (local->group_type == GROUP_FULLY_BUSY) {
+			local->avg_load = local->group_load * CAPACITY_SCALE / local->group_capacity;
+			if (local->avg_load >= busiest->avg_load || local->avg_load >= sds_avg)
+				return 0;
+		}
+		type = MIGRATE_LOAD;
+		w = (busiest->avg_load - sds_avg) * busiest->group_capacity;
+		if ((sds_avg - local->avg_load) * local->group_capacity < w)
+			w = (sds_avg - local->avg_load) * local->group_capacity;
+		imbalance = w / CAPACITY_SCALE;
+		src = busiest->load_cpu;
+	}
+	if (imbalance <= 0 || src < 0 || src == cpu)
+		return 0;
+	sc->moved = 0;
+	bpf_for(i, 0, DETACH_MAX) {
+		w = detach_task(src, cpu, lvl, type == MIGRATE_UTIL ? DETACH_UTIL : 0, imbalance);
+		if (!w)
+			break;
+		sc->moved++;
+		imbalance -= w - 1;
+		if (imbalance <= 0)
+			break;
+	}
+	moved = sc->moved;
+	if (!moved)
+		return -2;
+	/* the mask after the barrier: clang must not fold it into what it knows of lvl */
+	barrier_var(lvl);
+	stat_add(STAT_LB_SMT + (lvl & (NR_SD_LEVELS - 1)), moved);
+	set_overloaded(cpu);
+	return moved;
+}
+
+/* get_sd_balance_interval() for a busy CPU, ns: busy_factor x the interval, in jiffies. */
+static __always_inline u64 busy_interval_ns(u32 interval_ms)
+{
+	u64 ns = (u64)interval_ms * BUSY_FACTOR * 1000000ULL;
+	u64 max = (u64)nr_cpu_ids * 100000000ULL;	/* max_load_balance_interval: HZ * n / 10 */
+
+	ns = ns / tick_ns * tick_ns;
+	return ns < tick_ns ? tick_ns : ns > max ? max : ns;
+}
+
+/* sched_balance_trigger()'s test: is a level of @cpu due (rq->next_balance)? */
+static __always_inline bool balance_due(s32 cpu)
+{
+	return valid_cpu(cpu) && scx_bpf_now() >= READ_ONCE(cpu_ctxs[CPU_IDX(cpu)].next_balance);
+}
+
+/*
+ * sched_balance_domains() for a busy @cpu (prev still runnable at its pick), from the
+ * lowest level up, each level at its own interval; a level whose should_we_balance()
+ * refuses ends the walk. The outcome tunes the interval and nr_balance_failed as
+ * sched_balance_rq() does.
+ * differs: run at the CPU's next pick (at most a slice after the tick that would have
+ * raised SCHED_SOFTIRQ), under its own rq lock; the busiest CPU is not locked.
+ */
+__noinline int sched_balance_domains(s32 cpu)
+{
+	struct cpu_ctx *cc = &cpu_ctxs[CPU_IDX(cpu)];
+	u64 now = scx_bpf_now(), next = ~0ULL;
+	u32 lvl;
+
+	if (!known_cpu(cpu) || now < cc->next_balance)
+		return 0;
+	bpf_for(lvl, 0, NR_SD_LEVELS) {
+		struct sd_ctx *sd = &sd_ctxs[CPU_IDX(cpu)][lvl & (NR_SD_LEVELS - 1)];
+		u32 weight = sd_weight(lvl, cpu);
+		int ret;
+
+		if (!weight)
+			continue;
+		if (!sd->balance_interval)
+			sd->balance_interval = weight;
+		if (now - sd->last_balance >= busy_interval_ns(sd->balance_interval)) {
+			stat_inc(STAT_LB_RUNS);
+			ret = sched_balance_rq(cpu, lvl, now);
+			sd->last_balance = now;
+			if (ret > 0 || ret == -2) {
+				/* moved, or an imbalance it could not move: back to min_interval */
+				sd->nr_balance_failed = ret > 0 ? 0 : sd->nr_balance_failed + 1;
+				sd->balance_interval = weight;
+			} else {
+				/* balanced (or left to another CPU): the interval doubles up to max_interval */
+				sd->nr_balance_failed = 0;
+				if (sd->balance_interval < 2 * weight)
+					sd->balance_interval *= 2;
+			}
+			if (ret == -1)
+				break;
+		}
+		if (sd->last_balance + busy_interval_ns(sd->balance_interval) < next)
+			next = sd->last_balance + busy_interval_ns(sd->balance_interval);
+	}
+	cc->next_balance = next == ~0ULL ? now + busy_interval_ns(1) : next;
+	return 0;
+}
