@@ -48,6 +48,10 @@ pub struct Metrics {
         desc = "New tasks (fork) placed on an idle CPU by the slow path (find_idlest_cpu: idle core first)"
     )]
     pub idlest: u64,
+    #[stat(
+        desc = "... and forks that found nothing idle, sent to the least loaded CPU rather than the parent's (counted as fallback)"
+    )]
+    pub fork_loaded: u64,
     #[stat(desc = "Idle CPUs lost between the idle test and the claim")]
     pub lost_claims: u64,
     #[stat(desc = "CPUs whose idle state the searches tested")]
@@ -309,6 +313,7 @@ counter_table! {
     idle_cpu = sis_stat_STAT_IDLE_CPU,
     fallback = sis_stat_STAT_FALLBACK,
     idlest = sis_stat_STAT_IDLEST,
+    fork_loaded = sis_stat_STAT_FORK_LOADED,
     lost_claims = sis_stat_STAT_LOST_CLAIM,
     scanned = sis_stat_STAT_SCANNED,
     scan_calls = sis_stat_STAT_SCAN_CALLS,
@@ -763,7 +768,7 @@ impl Metrics {
         }
         writeln!(
             w,
-            "  queueing: direct {} cpu_queued {} shared {} pinned {} reenq {}  balance: pulls {} steals {} (remote node {}) tick_kicks {} idle_kicks {}  busy balance: runs {} moved smt {} llc {} node {} sys {} hot {}",
+            "  queueing: direct {} cpu_queued {} shared {} pinned {} reenq {}  balance: pulls {} steals {} (remote node {}) tick_kicks {} idle_kicks {}  busy balance: runs {} moved smt {} llc {} node {} sys {} hot {}  fork_loaded {}",
             self.direct,
             self.cpu_queued,
             self.shared,
@@ -779,7 +784,8 @@ impl Metrics {
             self.lb_llc,
             self.lb_node,
             self.lb_sys,
-            self.lb_hot
+            self.lb_hot,
+            self.fork_loaded
         )?;
         writeln!(
             w,

@@ -48,20 +48,30 @@ struct sis_sg_stats {
 	s32 load_cpu;		/* the highest load / capacity */
 	s32 util_cpu;		/* the highest util */
 	u64 load_best, cap_best, util_best;
+	/* sched_balance_find_dst_group_cpu()'s: the least loaded CPU */
+	s32 min_cpu;
+	u64 min_load;
 };
 
 /* sched_balance_rq()'s sd_lb_stats: the local, busiest and current group, off the stack. */
 struct lb_scratch {
 	struct sis_sg_stats local, busiest, sg;
-	u32 moved;		/* in memory, so the verifier does not walk the loop per count */
+	/* calculate_imbalance()'s outcome, for the detach loop of balance_level() */
+	s64 imbalance;
+	s32 src;
+	u32 type;
+	/* counters in memory, so the verifier does not walk a loop once per count */
+	u32 moved;
+	u32 seen;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, u32);
-	__type(value, struct lb_scratch);
-} lb_scratch SEC(".maps");
+/* per CPU, indexed by the running CPU: no map lookup (and no key) on the balances' stacks */
+struct lb_scratch lb_scratchs[MAX_CPUS];
+
+static __always_inline struct lb_scratch *lb_scratch(void)
+{
+	return &lb_scratchs[CPU_IDX(bpf_get_smp_processor_id())];
+}
 
 static __always_inline void set_overloaded(s32 cpu);
 
@@ -120,13 +130,15 @@ static __always_inline bool can_migrate_task(struct task_struct *p, s32 src, s32
 static __always_inline u32 pick_detach(s32 src, s32 dst, u32 lvl, u32 type, s64 budget,
 				       u32 failed)
 {
+	struct lb_scratch *sc = lb_scratch();
 	struct task_struct *q;
 	struct task_ctx *qctx;
 	u64 oldest = ~0ULL, w;
-	u32 pid = 0, seen = 0;
+	u32 pid = 0;
 
+	sc->seen = 0;
 	bpf_for_each(scx_dsq, q, CPU_DSQ_BASE + src, 0) {
-		if (++seen > NR_MIGRATE)
+		if (++sc->seen > NR_MIGRATE)
 			break;
 		qctx = bpf_task_storage_get(&task_ctxs, q, 0, 0);
 		if (!qctx || qctx->queued_at >= oldest || !can_migrate_task(q, src, dst, lvl))
@@ -222,6 +234,10 @@ static __always_inline void sg_add_cpu(struct sis_sg_stats *s, s32 c, u64 now)
 	s->group_capacity += cap;
 	if (!nr)
 		s->idle_cpus++;
+	if (s->min_cpu < 0 || load < s->min_load) {
+		s->min_cpu = c;
+		s->min_load = load;
+	}
 	if (scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + c) <= 0)
 		return;
 	if (s->load_cpu < 0 || load * s->cap_best > s->load_best * cap) {
@@ -246,7 +262,7 @@ static __always_inline void sg_add_llc(struct sis_sg_stats *s, u32 llc, u64 now)
 static __always_inline void sg_init(struct sis_sg_stats *s)
 {
 	__builtin_memset(s, 0, sizeof(*s));
-	s->first_cpu = s->load_cpu = s->util_cpu = -1;
+	s->first_cpu = s->load_cpu = s->util_cpu = s->min_cpu = -1;
 }
 
 /* The number of NUMA nodes the topology uses: the highest node index + 1. */
@@ -315,26 +331,23 @@ static __always_inline u32 domain_nr(u32 lvl, s32 cpu)
 	}
 }
 
-/* The @i-th candidate: true, with its group in *@g, if it is a group of the domain. */
-static __always_inline bool domain_group(u32 lvl, s32 cpu, u32 i, u32 *g)
+/* The @i-th candidate: its group, if it is a group of the domain; else -1. */
+static __always_inline s64 domain_group(u32 lvl, s32 cpu, u32 i)
 {
-	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(cpu)]), c;
+	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(cpu)]), c, core;
 
 	switch (lvl) {
 	case SD_LVL_SMT:
-		*g = sibling(cpu, i);
-		return true;
+		return sibling(cpu, i);
 	case SD_LVL_LLC:
 		c = llc_cpus[CPU_IDX(llc_off[llc] + i)];
-		*g = cpu_core[CPU_IDX(c)];
+		core = cpu_core[CPU_IDX(c)];
 		/* a core is met once: at its first sibling */
-		return core_cpus[CPU_IDX(core_off[CPU_IDX(*g)])] == c;
+		return core_cpus[CPU_IDX(core_off[CPU_IDX(core)])] == c ? core : -1;
 	case SD_LVL_NODE:
-		*g = i;
-		return llc_node[LLC_IDX(i)] == llc_node[llc];
+		return llc_node[LLC_IDX(i)] == llc_node[llc] ? i : -1;
 	default:
-		*g = i;
-		return true;
+		return i;
 	}
 }
 
@@ -398,15 +411,16 @@ static __always_inline u32 sd_weight(u32 lvl, s32 cpu)
 
 /*
  * sched_balance_rq() for a busy @cpu at @lvl: the busiest overloaded group of the
- * domain, calculate_imbalance()'s migrate_load or migrate_util, the busiest queue of
- * that group, and detach_tasks() from it onto our queue. Returns the tasks moved, or
- * -1 when should_we_balance() says another CPU of the local group balances.
+ * domain, calculate_imbalance()'s migrate_load or migrate_util and the busiest queue of
+ * that group, left in the scratch for detach_tasks(). Returns 1 for an imbalance, 0 for
+ * none, -1 when should_we_balance() says another CPU of the local group balances.
  * differs: only the rules a busy CPU reaches (an idle one pulls in sis_dispatch or by
  * the nohz kick), and no active balance: sched_ext cannot move a running task.
  */
 static __always_inline int sched_balance_rq(s32 cpu, u32 lvl, u64 now)
 {
-	u32 i, g, mine = group_of(lvl, cpu), type, moved = 0, zero = 0;
+	u32 i, mine = group_of(lvl, cpu), type;
+	s64 g;
 	u64 total_load, total_cap, sds_avg, w;
 	u32 pct = sd_imbalance_pct(lvl);
 	struct sis_sg_stats *local, *busiest, *sg;
@@ -414,9 +428,7 @@ static __always_inline int sched_balance_rq(s32 cpu, u32 lvl, u64 now)
 	s64 imbalance;
 	s32 src;
 
-	sc = bpf_map_lookup_elem(&lb_scratch, &zero);
-	if (!sc)
-		return 0;
+	sc = lb_scratch();
 	local = &sc->local;
 	busiest = &sc->busiest;
 	sg = &sc->sg;
@@ -429,7 +441,8 @@ static __always_inline int sched_balance_rq(s32 cpu, u32 lvl, u64 now)
 	total_cap = local->group_capacity;
 	sg_init(busiest);
 	bpf_for(i, 0, domain_nr(lvl, cpu)) {
-		if (!domain_group(lvl, cpu, i, &g) || g == mine)
+		g = domain_group(lvl, cpu, i);
+		if (g < 0 || g == mine)
 			continue;
 		sg_collect(sg, lvl, g, now);
 		if (!sg->group_weight)
@@ -475,24 +488,38 @@ static __always_inline int sched_balance_rq(s32 cpu, u32 lvl, u64 now)
 	}
 	if (imbalance <= 0 || src < 0 || src == cpu)
 		return 0;
+	sc->imbalance = imbalance;
+	sc->src = src;
+	sc->type = type;
+	return 1;
+}
+
+/*
+ * detach_tasks() for the imbalance sched_balance_rq() found, onto @cpu's queue.
+ * Returns the tasks moved, or -2 when none could be.
+ */
+static __always_inline int detach_tasks(s32 cpu, u32 lvl)
+{
+	struct lb_scratch *sc = lb_scratch();
+	u64 w;
+	u32 i;
+
 	sc->moved = 0;
 	bpf_for(i, 0, DETACH_MAX) {
-		w = detach_task(src, cpu, lvl, type == MIGRATE_UTIL ? DETACH_UTIL : 0, imbalance);
+		w = detach_task(sc->src, cpu, lvl, sc->type == MIGRATE_UTIL ? DETACH_UTIL : 0,
+				sc->imbalance);
 		if (!w)
 			break;
 		sc->moved++;
-		imbalance -= w - 1;
-		if (imbalance <= 0)
+		sc->imbalance -= w - 1;
+		if (sc->imbalance <= 0)
 			break;
 	}
-	moved = sc->moved;
-	if (!moved)
+	if (!sc->moved)
 		return -2;
-	/* the mask after the barrier: clang must not fold it into what it knows of lvl */
-	barrier_var(lvl);
-	stat_add(STAT_LB_SMT + (lvl & (NR_SD_LEVELS - 1)), moved);
+	stat_add(STAT_LB_SMT + lvl, sc->moved);
 	set_overloaded(cpu);
-	return moved;
+	return sc->moved;
 }
 
 /* get_sd_balance_interval() for a busy CPU, ns: busy_factor x the interval, in jiffies. */
@@ -512,50 +539,161 @@ static __always_inline bool balance_due(s32 cpu)
 }
 
 /*
+ * sched_balance_find_dst_group()'s choice between the local group and the idlest:
+ * the lower group_type, and between two busy groups the lighter by avg_load beyond
+ * the imbalance_pct margin, the local node kept across nodes within it.
+ */
+static __always_inline bool prefer_idlest(struct sis_sg_stats *local, struct sis_sg_stats *idlest,
+					  u32 lvl)
+{
+	u64 imb = CAPACITY_SCALE * (sd_imbalance_pct(lvl) - 100) / 100;
+
+	if (local->group_type != idlest->group_type)
+		return local->group_type > idlest->group_type;
+	if (local->group_type == GROUP_HAS_SPARE)
+		return idlest->idle_cpus > local->idle_cpus;
+	if (lvl == SD_LVL_SYS && idlest->avg_load + imb >= local->avg_load)
+		return false;
+	if (idlest->avg_load >= local->avg_load + imb)
+		return false;
+	return 100 * local->avg_load > sd_imbalance_pct(lvl) * idlest->avg_load;
+}
+
+/*
+ * One level of sched_balance_find_dst_cpu() for a fork that found nothing idle: the
+ * idlest group of @cpu's domain at @lvl when prefer_idlest() says so, and its least
+ * loaded CPU (sched_balance_find_dst_group_cpu()); else @cpu. The caller walks the
+ * levels from the top down, each from the CPU the one above chose.
+ * differs: the least loaded CPU of the group, whatever the task's affinity (the caller
+ * keeps prev when it may not run there).
+ */
+static __always_inline s32 find_dst_group_cpu(s32 cpu, u32 lvl)
+{
+	struct sis_sg_stats *local, *idlest, *sg;
+	u32 mine, i;
+	s64 g;
+	struct lb_scratch *sc;
+	u64 now;
+
+	sc = lb_scratch();
+	if (!known_cpu(cpu) || !sd_weight(lvl, cpu))
+		return cpu;
+	now = scx_bpf_now();
+	local = &sc->local;
+	idlest = &sc->busiest;
+	sg = &sc->sg;
+	mine = group_of(lvl, cpu);
+	sg_collect(local, lvl, mine, now);
+	sg_finish(local, lvl);
+	sg_init(idlest);
+	bpf_for(i, 0, domain_nr(lvl, cpu)) {
+		g = domain_group(lvl, cpu, i);
+		if (g < 0 || g == mine)
+			continue;
+		sg_collect(sg, lvl, g, now);
+		if (!sg->group_weight)
+			continue;
+		sg_finish(sg, lvl);
+		/* update_pick_idlest(): the lower type, then the lower avg_load */
+		if (idlest->first_cpu < 0 || sg->group_type < idlest->group_type ||
+		    (sg->group_type == idlest->group_type && sg->avg_load < idlest->avg_load))
+			__builtin_memcpy(idlest, sg, sizeof(*sg));
+	}
+	if (idlest->first_cpu >= 0 && idlest->min_cpu >= 0 && prefer_idlest(local, idlest, lvl))
+		return idlest->min_cpu;
+	return cpu;
+}
+
+/*
+ * The balances and the fork walk once per level, each a global function with its level
+ * a constant: the verifier checks each once, with no branch for the other levels.
+ */
+#define SD_LEVEL_FUNCS(name, lvl)							\
+	__noinline int sched_balance_rq_##name(s32 cpu)				\
+	{									\
+		return valid_cpu(cpu) ? sched_balance_rq(cpu, lvl, scx_bpf_now()) : 0;	\
+	}									\
+	__noinline s32 find_dst_group_cpu_##name(s32 cpu)			\
+	{									\
+		return find_dst_group_cpu(cpu, lvl);				\
+	}
+SD_LEVEL_FUNCS(smt, SD_LVL_SMT)
+SD_LEVEL_FUNCS(llc, SD_LVL_LLC)
+SD_LEVEL_FUNCS(node, SD_LVL_NODE)
+SD_LEVEL_FUNCS(sys, SD_LVL_SYS)
+
+/* sched_balance_rq() at level @lvl, a constant where this is inlined */
+static __always_inline int sched_balance_rq_at(s32 cpu, u32 lvl)
+{
+	switch (lvl) {
+	case SD_LVL_SMT:
+		return sched_balance_rq_smt(cpu);
+	case SD_LVL_LLC:
+		return sched_balance_rq_llc(cpu);
+	case SD_LVL_NODE:
+		return sched_balance_rq_node(cpu);
+	default:
+		return sched_balance_rq_sys(cpu);
+	}
+}
+
+/*
+ * One level of sched_balance_domains(): balance when due, tune the interval and
+ * nr_balance_failed by the outcome as sched_balance_rq() does, and lower *@next to
+ * when the level is due again. False: should_we_balance() refused, the walk ends.
+ */
+static __always_inline bool balance_level(s32 cpu, u32 lvl, u64 now, u64 *next)
+{
+	struct sd_ctx *sd = &sd_ctxs[CPU_IDX(cpu)][lvl];
+	u32 weight = sd_weight(lvl, cpu);
+	u64 due;
+	int ret;
+
+	if (!weight)
+		return true;
+	if (!sd->balance_interval)
+		sd->balance_interval = weight;
+	if (now - sd->last_balance >= busy_interval_ns(sd->balance_interval)) {
+		stat_inc(STAT_LB_RUNS);
+		ret = sched_balance_rq_at(cpu, lvl);
+		if (ret > 0)
+			ret = detach_tasks(cpu, lvl);
+		sd->last_balance = now;
+		if (ret > 0 || ret == -2) {
+			/* moved, or an imbalance it could not move: back to min_interval */
+			sd->nr_balance_failed = ret > 0 ? 0 : sd->nr_balance_failed + 1;
+			sd->balance_interval = weight;
+		} else {
+			/* balanced (or left to another CPU): the interval doubles up to max_interval */
+			sd->nr_balance_failed = 0;
+			if (sd->balance_interval < 2 * weight)
+				sd->balance_interval *= 2;
+		}
+		if (ret == -1)
+			return false;
+	}
+	due = sd->last_balance + busy_interval_ns(sd->balance_interval);
+	if (due < *next)
+		*next = due;
+	return true;
+}
+
+/*
  * sched_balance_domains() for a busy @cpu (prev still runnable at its pick), from the
  * lowest level up, each level at its own interval; a level whose should_we_balance()
- * refuses ends the walk. The outcome tunes the interval and nr_balance_failed as
- * sched_balance_rq() does.
+ * refuses ends the walk.
  * differs: run at the CPU's next pick (at most a slice after the tick that would have
  * raised SCHED_SOFTIRQ), under its own rq lock; the busiest CPU is not locked.
  */
-__noinline int sched_balance_domains(s32 cpu)
+static __always_inline void sched_balance_domains(s32 cpu)
 {
-	struct cpu_ctx *cc = &cpu_ctxs[CPU_IDX(cpu)];
 	u64 now = scx_bpf_now(), next = ~0ULL;
-	u32 lvl;
 
-	if (!known_cpu(cpu) || now < cc->next_balance)
-		return 0;
-	bpf_for(lvl, 0, NR_SD_LEVELS) {
-		struct sd_ctx *sd = &sd_ctxs[CPU_IDX(cpu)][lvl & (NR_SD_LEVELS - 1)];
-		u32 weight = sd_weight(lvl, cpu);
-		int ret;
-
-		if (!weight)
-			continue;
-		if (!sd->balance_interval)
-			sd->balance_interval = weight;
-		if (now - sd->last_balance >= busy_interval_ns(sd->balance_interval)) {
-			stat_inc(STAT_LB_RUNS);
-			ret = sched_balance_rq(cpu, lvl, now);
-			sd->last_balance = now;
-			if (ret > 0 || ret == -2) {
-				/* moved, or an imbalance it could not move: back to min_interval */
-				sd->nr_balance_failed = ret > 0 ? 0 : sd->nr_balance_failed + 1;
-				sd->balance_interval = weight;
-			} else {
-				/* balanced (or left to another CPU): the interval doubles up to max_interval */
-				sd->nr_balance_failed = 0;
-				if (sd->balance_interval < 2 * weight)
-					sd->balance_interval *= 2;
-			}
-			if (ret == -1)
-				break;
-		}
-		if (sd->last_balance + busy_interval_ns(sd->balance_interval) < next)
-			next = sd->last_balance + busy_interval_ns(sd->balance_interval);
-	}
-	cc->next_balance = next == ~0ULL ? now + busy_interval_ns(1) : next;
-	return 0;
+	if (!known_cpu(cpu))
+		return;
+	if (balance_level(cpu, SD_LVL_SMT, now, &next) &&
+	    balance_level(cpu, SD_LVL_LLC, now, &next) &&
+	    balance_level(cpu, SD_LVL_NODE, now, &next))
+		balance_level(cpu, SD_LVL_SYS, now, &next);
+	cpu_ctxs[CPU_IDX(cpu)].next_balance = next == ~0ULL ? now + busy_interval_ns(1) : next;
 }

@@ -132,6 +132,7 @@ enum sis_stat {
 	STAT_WAKE_AFFINE,	/* WAKE_AFFINE moved target to the waker's CPU */
 	STAT_WA_WEIGHT,		/* ... of which by WA_WEIGHT (the waker's CPU the lighter) */
 	STAT_WAKE_WIDE,		/* wake_wide(): flips too many for an affine wakeup, target = prev */
+	STAT_FORK_LOADED,	/* fork fallbacks sent to the least loaded CPU, not the parent's */
 	/*
 	 * Placement quality, read from the kernel's idle masks (the task's allowed
 	 * CPUs in target's LLC) just before deciding; counted when --no-quality is

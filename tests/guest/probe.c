@@ -20,6 +20,9 @@
  *   sis-probe sleepers N SECS     N threads that sleep for SECS
  *   sis-probe churn N SECS        N busy threads whose affinity changes every ms
  *   sis-probe forks N             N threads created and joined one after another
+ *   sis-probe forkburst N A       fork N spinning threads while on CPU A (free to run
+ *                                 anywhere), stop them after 0.3 s; print how many
+ *                                 first ran on each CPU
  *   sis-probe forkwake N US A B   N times: fork a thread while on CPU A (free to run
  *                                 anywhere); the child moves to CPU B, sleeps US
  *                                 microseconds, and its first wakeup chooses freely;
@@ -542,6 +545,42 @@ static int forkwake(int n, int us, int a, int b)
 	for (int c = 0; c < MAX_CPUS; c++)
 		if (forkwake_hist[c])
 			printf("cpu %d %ld\n", c, forkwake_hist[c]);
+	return 0;
+}
+
+static volatile int burst_stop;
+static long burst_hist[MAX_CPUS];
+
+static void *burst_child(void *arg)
+{
+	volatile unsigned long x = 0;
+	int where = sched_getcpu();
+
+	if (where >= 0 && where < MAX_CPUS)
+		__atomic_fetch_add(&burst_hist[where], 1, __ATOMIC_RELAXED);
+	while (!burst_stop)
+		x++;
+	return arg;
+}
+
+static int forkburst(int n, int a)
+{
+	pthread_t t[64];
+
+	if (n > 64)
+		n = 64;
+	pin(a);
+	pin(-1);
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, burst_child, NULL))
+			return 1;
+	usleep(300000);
+	burst_stop = 1;
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	for (int c = 0; c < MAX_CPUS; c++)
+		if (burst_hist[c])
+			printf("cpu %d %ld\n", c, burst_hist[c]);
 	return 0;
 }
 
@@ -1161,6 +1200,8 @@ int main(int argc, char **argv)
 		return sleepers(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "churn"))
 		return churn(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 4 && !strcmp(argv[1], "forkburst"))
+		return forkburst(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 6 && !strcmp(argv[1], "forkwake"))
 		return forkwake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
 	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "syncwake"))
