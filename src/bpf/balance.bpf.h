@@ -107,14 +107,21 @@ static __always_inline bool task_hot(struct task_struct *p, s32 src, u32 lvl)
  * can_migrate_task() for a task waiting on @src's queue: allowed on @dst, and not cache
  * hot unless this level's balance failed more than cache_nice_tries times.
  * differs: no task_is_ineligible_on_dst_cpu() test (vruntimes of two queues are not
- * comparable here), no NUMA locality and no CACHE_HOT_BUDDY (no next buddy).
+ * comparable here), no NUMA locality and no CACHE_HOT_BUDDY (no next buddy). A newidle
+ * pull from another LLC (@newidle) takes a hot task: it lacks the group tests that keep
+ * fair.c's newidle from crossing nodes while their idle CPUs are within one
+ * (sched_balance_find_src_group()), and with task_hot() alone it went to the far node
+ * first (llc.sh's steal test).
  */
-static __always_inline bool can_migrate_task(struct task_struct *p, s32 src, s32 dst, u32 lvl)
+static __always_inline bool can_migrate_task(struct task_struct *p, s32 src, s32 dst, u32 lvl,
+					     bool newidle)
 {
 	u32 failed = sd_ctxs[CPU_IDX(dst)][lvl & (NR_SD_LEVELS - 1)].nr_balance_failed;
 
 	if (bound_to_cpu(p) || !test_cpu(p->cpus_ptr, dst))
 		return false;
+	if (newidle && lvl > SD_LVL_LLC)
+		return true;
 	if (task_hot(p, src, lvl) && failed <= cache_nice_tries(lvl)) {
 		stat_inc(STAT_LB_HOT);
 		return false;
@@ -128,7 +135,7 @@ static __always_inline bool can_migrate_task(struct task_struct *p, s32 src, s32
  * queued the longest ago, fair.c's cfs_tasks tail. Returns its pid, 0 for none.
  */
 static __always_inline u32 pick_detach(s32 src, s32 dst, u32 lvl, u32 type, s64 budget,
-				       u32 failed)
+				       u32 failed, bool newidle)
 {
 	struct lb_scratch *sc = lb_scratch();
 	struct task_struct *q;
@@ -141,7 +148,7 @@ static __always_inline u32 pick_detach(s32 src, s32 dst, u32 lvl, u32 type, s64 
 		if (++sc->seen > NR_MIGRATE)
 			break;
 		qctx = bpf_task_storage_get(&task_ctxs, q, 0, 0);
-		if (!qctx || qctx->queued_at >= oldest || !can_migrate_task(q, src, dst, lvl))
+		if (!qctx || qctx->queued_at >= oldest || !can_migrate_task(q, src, dst, lvl, newidle))
 			continue;
 		w = type == MIGRATE_LOAD ? qctx->avg.load_avg : qctx->avg.util_avg;
 		if (type == MIGRATE_LOAD && !w)
@@ -183,7 +190,7 @@ static __always_inline u64 move_task(s32 src, s32 dst, u32 pid, u32 type, bool t
 	return 0;
 }
 
-/* detach_task()'s @flags: what a task weighs, and where it goes */
+/* detach_task()'s @flags: what a task weighs, and where it goes (local: a newidle pull) */
 enum detach_flags { DETACH_UTIL = 1, DETACH_TO_LOCAL = 2 };
 
 /*
@@ -198,7 +205,7 @@ __noinline u64 detach_task(s32 src, s32 dst, u32 lvl, u32 flags, s64 budget)
 	if (!valid_cpu(src) || !valid_cpu(dst) || scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + src) <= 0)
 		return 0;
 	failed = sd_ctxs[CPU_IDX(dst)][lvl & (NR_SD_LEVELS - 1)].nr_balance_failed;
-	pid = pick_detach(src, dst, lvl, type, budget, failed);
+	pid = pick_detach(src, dst, lvl, type, budget, failed, flags & DETACH_TO_LOCAL);
 	if (!pid)
 		return 0;
 	return move_task(src, dst, pid, type, flags & DETACH_TO_LOCAL, lookup_ctl());

@@ -675,8 +675,8 @@ static __always_inline void newidle_failed(s32 cpu)
 }
 
 /*
- * SIS_UTIL's update_idle_cpu_scan(): nr_idle_scan from LLC utilisation.
- * differs: utilisation is our own busy time decayed per 25 ms period, not PELT.
+ * SIS_UTIL's update_idle_cpu_scan(): nr_idle_scan from LLC utilisation (PELT util).
+ * differs: refreshed by a 25 ms timer, not by the LLC's periodic balance.
  */
 static u32 nr_idle_scan(u64 sum_util, u32 llc_weight)
 {
