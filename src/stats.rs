@@ -118,7 +118,9 @@ pub struct Metrics {
     pub lb_sys: u64,
     #[stat(desc = "Periodic balances run: a level due on a busy CPU (sched_balance_rq)")]
     pub lb_runs: u64,
-    #[stat(desc = "Tasks a balance left where they were because task_hot() (newidle pulls too)")]
+    #[stat(
+        desc = "Refusals by task_hot() in the busy balance: a task that ran within 0.5 ms left where it was"
+    )]
     pub lb_hot: u64,
     #[stat(desc = "Wakeups that preempted the running task of their CPU (wakeup_preempt_fair)")]
     pub wakeup_preempt: u64,

@@ -48,7 +48,7 @@ struct sis_sg_stats {
 	s32 load_cpu;		/* the highest load / capacity */
 	s32 util_cpu;		/* the highest util */
 	u64 load_best, cap_best, util_best;
-	/* sched_balance_find_dst_group_cpu()'s: the least loaded CPU */
+	/* sched_balance_sched_balance_find_dst_group()'s: the least loaded CPU */
 	s32 min_cpu;
 	u64 min_load;
 };
@@ -63,9 +63,14 @@ struct lb_scratch {
 	/* counters in memory, so the verifier does not walk a loop once per count */
 	u32 moved;
 	u32 seen;
+	u64 picked_lru;		/* pick_detach()'s choice, as attach_task() must find it */
 };
 
-/* per CPU, indexed by the running CPU: no map lookup (and no key) on the balances' stacks */
+/*
+ * Per CPU, indexed by the running CPU: no map lookup (and no key) on the balances'
+ * stacks. select_cpu and dispatch never nest on a CPU (both run with interrupts off),
+ * and each use starts by resetting what it reads.
+ */
 struct lb_scratch lb_scratchs[MAX_CPUS];
 
 static __always_inline struct lb_scratch *lb_scratch(void)
@@ -106,12 +111,9 @@ static __always_inline bool task_hot(struct task_struct *p, s32 src, u32 lvl)
 /*
  * can_migrate_task() for a task waiting on @src's queue: allowed on @dst, and not cache
  * hot unless this level's balance failed more than cache_nice_tries times.
- * differs: no task_is_ineligible_on_dst_cpu() test (vruntimes of two queues are not
- * comparable here), no NUMA locality and no CACHE_HOT_BUDDY (no next buddy). A newidle
- * pull from another LLC (@newidle) takes a hot task: it lacks the group tests that keep
- * fair.c's newidle from crossing nodes while their idle CPUs are within one
- * (sched_balance_find_src_group()), and with task_hot() alone it went to the far node
- * first (llc.sh's steal test).
+ * differs: a newidle pull (@newidle) takes a hot task, as it lacks the group tests of
+ * sched_balance_find_src_group() that keep fair.c's from crossing nodes first; no
+ * task_is_ineligible_on_dst_cpu(), NUMA locality or CACHE_HOT_BUDDY.
  */
 static __always_inline bool can_migrate_task(struct task_struct *p, s32 src, s32 dst, u32 lvl,
 					     bool newidle)
@@ -120,19 +122,25 @@ static __always_inline bool can_migrate_task(struct task_struct *p, s32 src, s32
 
 	if (bound_to_cpu(p) || !test_cpu(p->cpus_ptr, dst))
 		return false;
-	if (newidle && lvl > SD_LVL_LLC)
+	if (newidle || !task_hot(p, src, lvl) || failed > cache_nice_tries(lvl))
 		return true;
-	if (task_hot(p, src, lvl) && failed <= cache_nice_tries(lvl)) {
-		stat_inc(STAT_LB_HOT);
-		return false;
-	}
-	return true;
+	stat_inc(STAT_LB_HOT);
+	return false;
+}
+
+/* What @tctx weighs for a balance of @type: task_h_load() at least 1, or its util. */
+static __always_inline u64 task_weight(struct task_ctx *tctx, u32 type)
+{
+	if (type == MIGRATE_UTIL)
+		return tctx->avg.util_avg;
+	return tctx->avg.load_avg ?: 1;
 }
 
 /*
  * detach_tasks()'s choice on @src's queue: of the tasks that may move to @dst and fit
  * @budget (load or util, shifted right by the failures as shr_bound() does), the one
- * queued the longest ago, fair.c's cfs_tasks tail. Returns its pid, 0 for none.
+ * queued or moved the longest ago, fair.c's cfs_tasks tail. Returns its pid, 0 for none.
+ * differs: util_avg, not task_util_est().
  */
 static __always_inline u32 pick_detach(s32 src, s32 dst, u32 lvl, u32 type, s64 budget,
 				       u32 failed, bool newidle)
@@ -144,48 +152,55 @@ static __always_inline u32 pick_detach(s32 src, s32 dst, u32 lvl, u32 type, s64 
 	u32 pid = 0;
 
 	sc->seen = 0;
+	sc->picked_lru = 0;
 	bpf_for_each(scx_dsq, q, CPU_DSQ_BASE + src, 0) {
 		if (++sc->seen > NR_MIGRATE)
 			break;
 		qctx = bpf_task_storage_get(&task_ctxs, q, 0, 0);
-		if (!qctx || qctx->queued_at >= oldest || !can_migrate_task(q, src, dst, lvl, newidle))
+		if (!qctx || qctx->lru_at >= oldest || !can_migrate_task(q, src, dst, lvl, newidle))
 			continue;
-		w = type == MIGRATE_LOAD ? qctx->avg.load_avg : qctx->avg.util_avg;
-		if (type == MIGRATE_LOAD && !w)
-			w = 1;
+		w = task_weight(qctx, type);
 		if (budget >= 0 && (s64)(w >> (failed < 63 ? failed : 63)) > budget)
 			continue;
-		oldest = qctx->queued_at;
+		oldest = qctx->lru_at;
+		sc->picked_lru = oldest;
 		pid = q->pid;
 	}
 	return pid;
 }
 
 /*
- * attach_task() for the task @pid waiting on @src: into @dst's local DSQ when @dst is
- * about to idle, else onto @dst's queue, placed there as a migration places it.
- * Returns what it weighed (load or util) + 1, 0 when it did not move.
+ * attach_task() for the task @pid waiting on @src, still movable to @dst and not queued
+ * again since @lru: into @dst's local DSQ when @dst is about to idle, else onto @dst's
+ * queue, keyed at its deadline's distance from V carried over, then placed there as a
+ * migration places it. Returns what it weighed + 1, 0 when it did not move.
  */
-static __always_inline u64 move_task(s32 src, s32 dst, u32 pid, u32 type, bool to_local,
-				     struct sis_ctl *feats)
+static __always_inline u64 attach_task(s32 src, s32 dst, u32 pid, u64 lru, u32 type,
+				       bool to_local, struct sis_ctl *feats)
 {
 	struct task_struct *q;
 	struct task_ctx *qctx;
-	u64 w;
+	u64 w, key;
 
 	bpf_for_each(scx_dsq, q, CPU_DSQ_BASE + src, 0) {
 		if (q->pid != pid)
 			continue;
 		qctx = bpf_task_storage_get(&task_ctxs, q, 0, 0);
-		if (!qctx)
+		/* it may have run and been queued again, its affinity changed, since the pick */
+		if (!qctx || qctx->lru_at != lru || bound_to_cpu(q) || !test_cpu(q->cpus_ptr, dst))
 			return 0;
-		w = (type == MIGRATE_LOAD ? qctx->avg.load_avg : qctx->avg.util_avg) + 1;
+		w = task_weight(qctx, type) + 1;
 		if (to_local)
 			return scx_bpf_dsq_move(BPF_FOR_EACH_ITER, q, SCX_DSQ_LOCAL, 0) ? w : 0;
+		key = qctx->deadline - avg_vruntime(src) + avg_vruntime(dst);
+		scx_bpf_dsq_move_set_vtime(BPF_FOR_EACH_ITER, key);
+		if (!scx_bpf_dsq_move_vtime(BPF_FOR_EACH_ITER, q, CPU_DSQ_BASE + dst, 0))
+			return 0;
+		/* moved: its sums follow (a move that failed changed nothing) */
 		follow_migration(q, qctx, dst, feats);
 		pelt_follow(qctx, dst);
-		scx_bpf_dsq_move_set_vtime(BPF_FOR_EACH_ITER, qctx->deadline);
-		return scx_bpf_dsq_move_vtime(BPF_FOR_EACH_ITER, q, CPU_DSQ_BASE + dst, 0) ? w : 0;
+		qctx->lru_at = scx_bpf_now();
+		return w;
 	}
 	return 0;
 }
@@ -208,7 +223,8 @@ __noinline u64 detach_task(s32 src, s32 dst, u32 lvl, u32 flags, s64 budget)
 	pid = pick_detach(src, dst, lvl, type, budget, failed, flags & DETACH_TO_LOCAL);
 	if (!pid)
 		return 0;
-	return move_task(src, dst, pid, type, flags & DETACH_TO_LOCAL, lookup_ctl());
+	return attach_task(src, dst, pid, lb_scratch()->picked_lru, type, flags & DETACH_TO_LOCAL,
+			   lookup_ctl());
 }
 
 /* A newidle pull of one task from @src at level @lvl (queue.bpf.h's pulls). */
@@ -284,7 +300,7 @@ static __always_inline u32 nr_nodes(void)
 }
 
 /* Group @g of level @lvl (a CPU, a core, an LLC, a node), its figures summed into @s. */
-static __always_inline void sg_collect(struct sis_sg_stats *s, u32 lvl, u32 g, u64 now)
+static __always_inline void update_sg_lb_stats(struct sis_sg_stats *s, u32 lvl, u32 g, u64 now)
 {
 	u32 i, off;
 
@@ -439,7 +455,7 @@ static __always_inline int sched_balance_rq(s32 cpu, u32 lvl, u64 now)
 	local = &sc->local;
 	busiest = &sc->busiest;
 	sg = &sc->sg;
-	sg_collect(local, lvl, mine, now);
+	update_sg_lb_stats(local, lvl, mine, now);
 	/* should_we_balance(): an idle CPU of the group balances for it, else its first */
 	if (local->idle_cpus || local->first_cpu != cpu)
 		return -1;
@@ -451,7 +467,7 @@ static __always_inline int sched_balance_rq(s32 cpu, u32 lvl, u64 now)
 		g = domain_group(lvl, cpu, i);
 		if (g < 0 || g == mine)
 			continue;
-		sg_collect(sg, lvl, g, now);
+		update_sg_lb_stats(sg, lvl, g, now);
 		if (!sg->group_weight)
 			continue;
 		sg_finish(sg, lvl);
@@ -486,6 +502,8 @@ static __always_inline int sched_balance_rq(s32 cpu, u32 lvl, u64 now)
 			if (local->avg_load >= busiest->avg_load || local->avg_load >= sds_avg)
 				return 0;
 		}
+		if (busiest->avg_load <= sds_avg)
+			return 0;
 		type = MIGRATE_LOAD;
 		w = (busiest->avg_load - sds_avg) * busiest->group_capacity;
 		if ((sds_avg - local->avg_load) * local->group_capacity < w)
@@ -529,7 +547,11 @@ static __always_inline int detach_tasks(s32 cpu, u32 lvl)
 	return sc->moved;
 }
 
-/* get_sd_balance_interval() for a busy CPU, ns: busy_factor x the interval, in jiffies. */
+/*
+ * get_sd_balance_interval() for a busy CPU, ns: busy_factor x the interval, in jiffies.
+ * differs: rounded down to ticks with no jiffy taken off; a CPU running only SCHED_IDLE
+ * tasks counts as busy.
+ */
 static __always_inline u64 busy_interval_ns(u32 interval_ms)
 {
 	u64 ns = (u64)interval_ms * BUSY_FACTOR * 1000000ULL;
@@ -543,6 +565,22 @@ static __always_inline u64 busy_interval_ns(u32 interval_ms)
 static __always_inline bool balance_due(s32 cpu)
 {
 	return valid_cpu(cpu) && scx_bpf_now() >= READ_ONCE(cpu_ctxs[CPU_IDX(cpu)].next_balance);
+}
+
+/*
+ * update_pick_idlest(): is @sg idler than @idlest? The lower group type; between busy
+ * groups the lower avg_load, between groups with spare capacity more idle CPUs, then
+ * less util.
+ */
+static __always_inline bool pick_idlest(struct sis_sg_stats *idlest, struct sis_sg_stats *sg)
+{
+	if (sg->group_type != idlest->group_type)
+		return sg->group_type < idlest->group_type;
+	if (sg->group_type != GROUP_HAS_SPARE)
+		return sg->avg_load < idlest->avg_load;
+	if (sg->idle_cpus != idlest->idle_cpus)
+		return sg->idle_cpus > idlest->idle_cpus;
+	return sg->group_util < idlest->group_util;
 }
 
 /*
@@ -569,12 +607,12 @@ static __always_inline bool prefer_idlest(struct sis_sg_stats *local, struct sis
 /*
  * One level of sched_balance_find_dst_cpu() for a fork that found nothing idle: the
  * idlest group of @cpu's domain at @lvl when prefer_idlest() says so, and its least
- * loaded CPU (sched_balance_find_dst_group_cpu()); else @cpu. The caller walks the
+ * loaded CPU (sched_balance_sched_balance_find_dst_group()); else @cpu. The caller walks the
  * levels from the top down, each from the CPU the one above chose.
  * differs: the least loaded CPU of the group, whatever the task's affinity (the caller
  * keeps prev when it may not run there).
  */
-static __always_inline s32 find_dst_group_cpu(s32 cpu, u32 lvl)
+static __always_inline s32 sched_balance_find_dst_group(s32 cpu, u32 lvl)
 {
 	struct sis_sg_stats *local, *idlest, *sg;
 	u32 mine, i;
@@ -590,20 +628,18 @@ static __always_inline s32 find_dst_group_cpu(s32 cpu, u32 lvl)
 	idlest = &sc->busiest;
 	sg = &sc->sg;
 	mine = group_of(lvl, cpu);
-	sg_collect(local, lvl, mine, now);
+	update_sg_lb_stats(local, lvl, mine, now);
 	sg_finish(local, lvl);
 	sg_init(idlest);
 	bpf_for(i, 0, domain_nr(lvl, cpu)) {
 		g = domain_group(lvl, cpu, i);
 		if (g < 0 || g == mine)
 			continue;
-		sg_collect(sg, lvl, g, now);
+		update_sg_lb_stats(sg, lvl, g, now);
 		if (!sg->group_weight)
 			continue;
 		sg_finish(sg, lvl);
-		/* update_pick_idlest(): the lower type, then the lower avg_load */
-		if (idlest->first_cpu < 0 || sg->group_type < idlest->group_type ||
-		    (sg->group_type == idlest->group_type && sg->avg_load < idlest->avg_load))
+		if (idlest->first_cpu < 0 || pick_idlest(idlest, sg))
 			__builtin_memcpy(idlest, sg, sizeof(*sg));
 	}
 	if (idlest->first_cpu >= 0 && idlest->min_cpu >= 0 && prefer_idlest(local, idlest, lvl))
@@ -620,9 +656,9 @@ static __always_inline s32 find_dst_group_cpu(s32 cpu, u32 lvl)
 	{									\
 		return valid_cpu(cpu) ? sched_balance_rq(cpu, lvl, scx_bpf_now()) : 0;	\
 	}									\
-	__noinline s32 find_dst_group_cpu_##name(s32 cpu)			\
+	__noinline s32 sched_balance_find_dst_group_##name(s32 cpu)			\
 	{									\
-		return find_dst_group_cpu(cpu, lvl);				\
+		return sched_balance_find_dst_group(cpu, lvl);				\
 	}
 SD_LEVEL_FUNCS(smt, SD_LVL_SMT)
 SD_LEVEL_FUNCS(llc, SD_LVL_LLC)
@@ -648,13 +684,14 @@ static __always_inline int sched_balance_rq_at(s32 cpu, u32 lvl)
  * One level of sched_balance_domains(): balance when due, tune the interval and
  * nr_balance_failed by the outcome as sched_balance_rq() does, and lower *@next to
  * when the level is due again. False: should_we_balance() refused, the walk ends.
+ * differs: an imbalance whose tasks were all pinned counts as a failure (no out_all_pinned).
  */
 static __always_inline bool balance_level(s32 cpu, u32 lvl, u64 now, u64 *next)
 {
 	struct sd_ctx *sd = &sd_ctxs[CPU_IDX(cpu)][lvl];
 	u32 weight = sd_weight(lvl, cpu);
+	int ret = 0;
 	u64 due;
-	int ret;
 
 	if (!weight)
 		return true;
@@ -676,13 +713,11 @@ static __always_inline bool balance_level(s32 cpu, u32 lvl, u64 now, u64 *next)
 			if (sd->balance_interval < 2 * weight)
 				sd->balance_interval *= 2;
 		}
-		if (ret == -1)
-			return false;
 	}
 	due = sd->last_balance + busy_interval_ns(sd->balance_interval);
 	if (due < *next)
 		*next = due;
-	return true;
+	return ret != -1;
 }
 
 /*

@@ -159,7 +159,7 @@ enum sis_stat {
 	STAT_LB_NODE,
 	STAT_LB_SYS,
 	STAT_LB_RUNS,		/* sched_balance_rq() calls: a level due on a busy CPU */
-	STAT_LB_HOT,		/* tasks a balance left because task_hot() (newidle pulls too) */
+	STAT_LB_HOT,		/* refusals by task_hot() in the busy balance */
 	/* EEVDF around the search */
 	STAT_WAKEUP_PREEMPT,	/* wakeups that preempted the curr of their CPU (wakeup_preempt_fair) */
 	STAT_PREEMPT_IDLE,	/* ... of which a SCHED_IDLE curr, by a non-idle wakee */

@@ -132,6 +132,7 @@ struct task_ctx {
 	bool idle_policy;	/* counted as SCHED_IDLE */
 	bool custom_slice;	/* counted with a custom slice */
 	u64 queued_at;		/* when ops.enqueue last queued it on a queue of ours */
+	u64 lru_at;		/* ... or a balance moved it: its place in fair.c's cfs_tasks */
 	s32 sleep_cpu;		/* the rq it slept from (DELAY_DEQUEUE); -1: none */
 	u64 sleep_v;		/* V of that rq when it left */
 };
@@ -411,7 +412,7 @@ static __always_inline void queue_on_cpu(struct task_struct *p, struct task_ctx 
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags | SCX_ENQ_PREEMPT);
 		return;
 	}
-	tctx->queued_at = scx_bpf_now();
+	tctx->queued_at = tctx->lru_at = scx_bpf_now();
 	scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, tctx->deadline, enq_flags);
 	set_overloaded(cpu);
 	hrtick_update(cpu, feats);
@@ -443,7 +444,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	if (enq_flags & SCX_ENQ_LAST) {
 		stat_inc(STAT_CPU_QUEUED);
-		tctx->queued_at = scx_bpf_now();
+		tctx->queued_at = tctx->lru_at = scx_bpf_now();
 		scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, tctx->deadline, enq_flags);
 		set_overloaded(cpu);
 		scx_bpf_kick_cpu(cpu, 0);
@@ -713,7 +714,7 @@ void BPF_STRUCT_OPS(sis_quiescent, struct task_struct *p, u64 deq_flags)
  * A task queued on @cpu for STARVE_MS goes to the global DSQ, which every CPU's balance
  * takes from before ops.dispatch. differs: fair.c has no watchdog; EEVDF lets a low
  * weight wait longer than the sched_ext watchdog allows (nice 19 beside nice -20: about
- * 16 s per request), and nothing balances busy CPUs (a CPU held by an RT task).
+ * 16 s per request), and no balance moves work off a CPU an RT task holds.
  */
 static __always_inline void rescue_starved(s32 cpu, u64 now)
 {

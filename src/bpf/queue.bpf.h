@@ -70,7 +70,6 @@ static __always_inline void clear_overloaded(u32 *hint)
 	__sync_fetch_and_and(hint, 0);
 }
 
-
 /* The SMT level of sched_balance_newidle(): a sibling's waiting task. */
 static __always_inline bool pull_from_core(s32 self)
 {

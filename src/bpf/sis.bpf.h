@@ -562,24 +562,24 @@ static __always_inline s32 idlest_in_llc(struct task_struct *p, u32 llc)
  * select_task_rq_fair()'s slow path for fork, sched_balance_find_dst_cpu(): from the
  * top down, the node and then the LLC with the most idle CPUs, the parent's own when
  * it has at least as many (sched_balance_find_dst_group() keeps the local group on
- * ties), then an idle core and an idle CPU in that LLC; with nothing idle, the least
- * loaded CPU by the same walk on load (find_least_loaded()). sched_ext never asks us
- * on exec (select_task_rq_scx() keeps an exec'ing task where it is).
+ * ties), then an idle core and an idle CPU in that LLC; with nothing idle, on 7.2+ the
+ * least loaded CPU by the same walk on load. sched_ext never asks us on exec
+ * (select_task_rq_scx() keeps an exec'ing task where it is).
  * differs: while CPUs are idle, groups are compared by idle CPUs only (not load or
  * util); no adjust_numa_imbalance() or node_reclaim_distance cut.
  */
-__noinline s32 find_dst_group_cpu_sys(s32 cpu);
-__noinline s32 find_dst_group_cpu_node(s32 cpu);
-__noinline s32 find_dst_group_cpu_llc(s32 cpu);
-__noinline s32 find_dst_group_cpu_smt(s32 cpu);
+__noinline s32 sched_balance_find_dst_group_sys(s32 cpu);
+__noinline s32 sched_balance_find_dst_group_node(s32 cpu);
+__noinline s32 sched_balance_find_dst_group_llc(s32 cpu);
+__noinline s32 sched_balance_find_dst_group_smt(s32 cpu);
 
 /* sched_balance_find_dst_cpu()'s walk on load (balance.bpf.h), from the top level down. */
-static __always_inline s32 find_least_loaded(s32 cpu)
+static __always_inline s32 sched_balance_find_dst_cpu(s32 cpu)
 {
-	cpu = find_dst_group_cpu_sys(cpu);
-	cpu = find_dst_group_cpu_node(cpu);
-	cpu = find_dst_group_cpu_llc(cpu);
-	return find_dst_group_cpu_smt(cpu);
+	cpu = sched_balance_find_dst_group_sys(cpu);
+	cpu = sched_balance_find_dst_group_node(cpu);
+	cpu = sched_balance_find_dst_group_llc(cpu);
+	return sched_balance_find_dst_group_smt(cpu);
 }
 
 static __always_inline s32 find_idlest_cpu(struct task_struct *p, s32 prev_cpu,
@@ -627,7 +627,7 @@ static __always_inline s32 find_idlest_cpu(struct task_struct *p, s32 prev_cpu,
 	*step = STAT_FALLBACK;
 	if (!busy_balance)
 		return prev_cpu;
-	cpu = find_least_loaded(prev_cpu);
+	cpu = sched_balance_find_dst_cpu(prev_cpu);
 	if (cpu == prev_cpu || !valid_cpu(cpu) || !test_cpu(p->cpus_ptr, cpu))
 		return prev_cpu;
 	stat_inc(STAT_FORK_LOADED);
