@@ -141,6 +141,11 @@ struct Opts {
     #[arg(long, hide = true)]
     kernel_interfaces: bool,
 
+    /// Print the feature table with the table's defaults, not this kernel's, and exit:
+    /// README's feature table.
+    #[arg(long, hide = true)]
+    feature_table: bool,
+
     /// Load a program the verifier must reject (tests the error path).
     #[arg(long, hide = true)]
     test_verifier_reject: bool,
@@ -852,6 +857,10 @@ fn real_main() -> Result<()> {
     }
     if opts.list_features {
         print!("{}", features::list(features::kernel_default_mask()));
+        return Ok(());
+    }
+    if opts.feature_table {
+        print!("{}", features::list(features::default_mask()));
         return Ok(());
     }
     if opts.kernel_interfaces {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
-//! `cargo xtask doc [--check]`: BENCHMARKS.md's tables regenerated from committed data.
+//! `cargo xtask doc [--check]`: the documents' generated blocks rewritten from the code's
+//! declarations and from committed data.
 //!
-//! A quoted table is the fenced block right after a line
-//! `<!-- generated: cargo xtask bench ARGS -->`; ARGS must read a results folder
-//! (`--from DIR`), so no table in the document is typed by hand or measured anew.
+//! A generated block is the fenced block right after a line
+//! `<!-- generated: cargo xtask ARGS -->`. ARGS is a table the code declares (`kernels`,
+//! `features`, `stats-fields`) or a bench that reads a results folder (`--from DIR`), so
+//! no table in a document is typed by hand or measured anew.
 
 use crate::repo_root;
 use anyhow::{bail, Context, Result};
@@ -11,11 +13,35 @@ use std::process::Command;
 
 const MARK: &str = "<!-- generated: cargo xtask ";
 
+/// The tables the code declares, printed by the xtask command of that name.
+const DECLARED: &[&str] = &["kernels", "features", "stats-fields"];
+
+/// The documents with generated blocks.
+const DOCUMENTS: &[&str] = &[
+    "README.md",
+    "BENCHMARKS.md",
+    "docs/DESIGN.md",
+    "docs/STATS.md",
+    "docs/KERNELS.md",
+];
+
+/// `cargo xtask features` / `stats-fields`: what the freshly built scx_sis prints with
+/// `flag` (a table declared in its source).
+pub fn print_from_scheduler(flag: &str) -> Result<i32> {
+    crate::build_scheduler()?;
+    let out = Command::new(crate::scx_sis_bin())
+        .arg(flag)
+        .output()
+        .with_context(|| format!("running scx_sis {flag}"))?;
+    anyhow::ensure!(out.status.success(), "scx_sis {flag} failed");
+    print!("{}", String::from_utf8_lossy(&out.stdout));
+    Ok(0)
+}
+
 /// The output of `xtask ARGS` (this binary), trimmed.
 fn generate(args: &str) -> Result<String> {
-    // README's kernel table comes from the code's declarations, not from a measurement
     anyhow::ensure!(
-        args == "kernels" || args.split_whitespace().any(|a| a == "--from"),
+        DECLARED.contains(&args) || args.split_whitespace().any(|a| a == "--from"),
         "`{args}`: a generated table must come from committed data (--from DIR)"
     );
     let me = std::env::current_exe().context("locating the xtask binary")?;
@@ -76,11 +102,11 @@ pub fn regenerate(
     Ok((s, changed))
 }
 
-/// `cargo xtask doc`: rewrite the blocks of BENCHMARKS.md and README.md; with
-/// `check`, fail naming each stale one.
+/// `cargo xtask doc`: rewrite the blocks of every document; with `check`, fail naming
+/// each stale one.
 pub fn doc(check: bool) -> Result<i32> {
     let (mut blocks, mut stale) = (0, 0);
-    for name in ["BENCHMARKS.md", "README.md"] {
+    for name in DOCUMENTS {
         let path = repo_root().join(name);
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("reading {}", path.display()))?;

@@ -52,6 +52,12 @@ enum Cmd {
     /// Print README's kernel table: each supported line, the build the suite tests,
     /// and what scx_sis does without the interfaces that line lacks.
     Kernels,
+    /// Print README's feature table: each feature, its default and meaning
+    /// (src/features.rs, through `scx_sis --feature-table`).
+    Features,
+    /// Print docs/STATS.md's field list: every stats field and its meaning
+    /// (src/stats.rs, through `scx_sis --help-stats`).
+    StatsFields,
     /// Long mixed load with CPU hotplug every minute on every shipped kernel (not in CI).
     Soak {
         /// Minutes of load per kernel.
@@ -257,6 +263,8 @@ fn main() {
         Cmd::Doc { check } => doc::doc(check),
         Cmd::Verifier => suite::verifier_baseline(),
         Cmd::Kernels => kernel::print_table(),
+        Cmd::Features => doc::print_from_scheduler("--feature-table"),
+        Cmd::StatsFields => doc::print_from_scheduler("--help-stats"),
         Cmd::Check => check_cmd(),
         Cmd::Bench(o) => bench::run(o),
         Cmd::Soak {
