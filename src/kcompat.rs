@@ -56,7 +56,7 @@ pub const CAPS: &[Cap] = &[
     Cap {
         name: "busy_balance",
         since: (7, 2),
-        what: "the periodic balance of busy CPUs and a fork's least-loaded fallback (balance.bpf.h); older verifiers process 150k-250k instructions more for them, at or past the suite's 250k budget per program",
+        what: "the periodic balance of busy CPUs and a fork's least-loaded fallback (balance.bpf.h); older verifiers process 150k-250k instructions more for them, past the suite's verifier budget (tests/guest/verifier-baseline.txt)",
         without: "no periodic balance of busy CPUs (work moves only to a CPU about to idle or kicked by a tick), and a fork that finds nothing idle stays on the parent's CPU",
         ksyms: &["scx_bpf_dsq_move_vtime"],
         by_version: true,

@@ -374,7 +374,7 @@ pub struct Step {
     pub idx: u32,
 }
 
-pub const STEPS: [Step; 8] = [
+pub const STEPS: [Step; bpf_intf::sis_steps_NR_STEPS as usize] = [
     Step {
         name: "target",
         short: "tgt",
@@ -417,6 +417,15 @@ pub const STEPS: [Step; 8] = [
     },
 ];
 
+// STEPS follows intf.h's counters one for one: a step added there fails the build here.
+const _: () = {
+    let mut i = 0;
+    while i < STEPS.len() {
+        assert!(STEPS[i].idx == bpf_intf::sis_steps_FIRST_STEP + i as u32);
+        i += 1;
+    }
+};
+
 /// Wakeup latency of the wakeups one step placed.
 #[stat_doc]
 #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
@@ -447,16 +456,34 @@ pub struct ProgStats {
     pub ns_per_run: f64,
 }
 
-/// Names of the latency classes, in the order of enum lat_class.
-pub const LAT_CLASSES: [&str; 7] = [
-    "idle_core",
-    "idle_smt",
-    "idle_cpu",
-    "target_prev_recent",
-    "fallback",
-    "no_select",
-    "queued",
+const NR_LAT: usize = bpf_intf::lat_class_NR_LAT_CLASSES as usize;
+
+/// Each latency class's name beside its enum lat_class value.
+const LAT_CLASS_IDS: [(u32, &str); NR_LAT] = [
+    (bpf_intf::lat_class_LAT_IDLE_CORE, "idle_core"),
+    (bpf_intf::lat_class_LAT_IDLE_SMT, "idle_smt"),
+    (bpf_intf::lat_class_LAT_IDLE_CPU, "idle_cpu"),
+    (
+        bpf_intf::lat_class_LAT_TARGET_PREV_RECENT,
+        "target_prev_recent",
+    ),
+    (bpf_intf::lat_class_LAT_FALLBACK, "fallback"),
+    (bpf_intf::lat_class_LAT_NO_SELECT, "no_select"),
+    (bpf_intf::lat_class_LAT_QUEUED, "queued"),
 ];
+
+/// Names of the latency classes, indexed by enum lat_class: a class added to intf.h,
+/// or two reordered, fails the build here.
+pub const LAT_CLASSES: [&str; NR_LAT] = {
+    let mut names = [""; NR_LAT];
+    let mut i = 0;
+    while i < NR_LAT {
+        assert!(LAT_CLASS_IDS[i].0 == i as u32);
+        names[i] = LAT_CLASS_IDS[i].1;
+        i += 1;
+    }
+    names
+};
 
 impl LatStats {
     fn from_buckets(b: &[u64]) -> Self {

@@ -171,6 +171,12 @@ enum sis_stat {
 	NR_SIS_STATS,
 };
 
+/* The placement steps are the counters STAT_TARGET..STAT_IDLEST, in fair.c's order. */
+enum sis_steps {
+	FIRST_STEP = STAT_TARGET,
+	NR_STEPS = STAT_IDLEST - STAT_TARGET + 1,
+};
+
 /*
  * Wakeup latency (runnable -> running) histograms, split by the step that placed
  * the wakeup. Bucket 0 is [0, 1) us, bucket i >= 1 is [2^(i-1), 2^i) us; the last

@@ -1,50 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sis-probe: small workloads for the guest tests, built statically on the host.
- *
- *   sis-probe spin CPU [NICE]     busy loop pinned to CPU, forever
- *   sis-probe hog CPU POL SLICE   busy loop pinned to CPU under policy POL (normal,
- *                                 batch, idle) with a custom slice of SLICE us (0:
- *                                 the default), forever
- *   sis-probe nap CPU POL SLICE N US  pinned likewise, N times: sleep US microseconds;
- *                                 print how late the wakeups ran (p50, p90, max us)
- *   sis-probe wake N US CPU       N times: run on CPU, sleep US microseconds, wake
- *                                 free to run anywhere (comm sis-wake); print where
- *                                 each wakeup ran
- *   sis-probe pingpong N          two threads wake each other N times over a pipe
- *   sis-probe hostile SOCK MODE   send a bad request (garbage, truncated, huge,
- *                                 unknown) to a stats socket; exit 1 if no answer
- *                                 and no close within 5 s
- *   sis-probe idle SOCK N SECS    hold N idle connections to SOCK for SECS
- *   sis-probe fifo CPU SECS       SCHED_FIFO busy loop pinned to CPU for SECS
- *   sis-probe sleepers N SECS     N threads that sleep for SECS
- *   sis-probe churn N SECS        N busy threads whose affinity changes every ms
- *   sis-probe forks N             N threads created and joined one after another
- *   sis-probe forkburst N A       fork N spinning threads while on CPU A (free to run
- *                                 anywhere), stop them after 0.3 s; print how many
- *                                 first ran on each CPU
- *   sis-probe forkwake N US A B   N times: fork a thread while on CPU A (free to run
- *                                 anywhere); the child moves to CPU B, sleeps US
- *                                 microseconds, and its first wakeup chooses freely;
- *                                 print where each child woke (as wake does)
- *   sis-probe syncwake N W E      a waker pinned to CPU W wakes, over a pipe (a sync
- *                                 wakeup), a wakee allowed on CPUs W and E, N times
- *   sis-probe weightwake N W E US  the same over a semaphore (no sync wakeup); the
- *                                 wakee sleeps on E each round and spins US us
- *   sis-probe duty CPU ON PERIOD SECS [NICE]  pinned to CPU: spin ON us of every
- *                                 PERIOD us, for SECS; prints its pid first
- *   sis-probe fan K SECS          1:N over semaphores: a master wakes K workers in
- *                                 turn; each wakes a side thread, then the master
- *   sis-probe msg M W SECS US     schbench-like: M message threads each wake W workers
- *                                 (comm sis-worker) over pipes, every worker spins US
- *                                 microseconds and reports back, for SECS; prints
- *                                 rounds/s and the wakeup latency the workers saw
- *   sis-probe bpfstats            the kernel's run-time statistics of every loaded
- *                                 struct_ops program (any sched_ext scheduler's ops):
- *                                 total ns and runs, select_cpu's, and each op's
- *                                 (op.NAME=NS/RUNS, whatever the program prefix)
- *   sis-probe opname NAME...      the op bpfstats names each program name after
- *   sis-probe trace ...           the tracefs collector, see trace.c
+ * The subcommands are the table `cmds` at the end; `sis-probe` alone prints it.
  */
 #define _GNU_SOURCE
 #include <linux/bpf.h>
@@ -1185,63 +1142,250 @@ static int statson(void)
 		pause();
 }
 
+/* One subcommand: its name, argument counts, usage and handler (a: the arguments). */
+struct cmd {
+	const char *name;
+	int min, max;
+	const char *args, *what;
+	int (*run)(int n, char **a);
+};
+
+static int cmd_spin(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return spin(atoi(a[0]), n == 2 ? atoi(a[1]) : 0);
+}
+
+static int cmd_hog(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return policy_hog(atoi(a[0]), a[1], atoi(a[2]));
+}
+
+static int cmd_nap(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return nap(atoi(a[0]), a[1], atoi(a[2]), atoi(a[3]), atoi(a[4]));
+}
+
+static int cmd_wake(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return wake(atoi(a[0]), atoi(a[1]), atoi(a[2]));
+}
+
+static int cmd_pingpong(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return pingpong(atoi(a[0]));
+}
+
+static int cmd_hostile(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return hostile(a[0], a[1]);
+}
+
+static int cmd_idle(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return idle_conns(a[0], atoi(a[1]), atoi(a[2]));
+}
+
+static int cmd_fifo(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return fifo(atoi(a[0]), atoi(a[1]));
+}
+
+static int cmd_rtwake(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return rtwake(atoi(a[0]), atoi(a[1]), atoi(a[2]));
+}
+
+static int cmd_rtsteal(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return rtsteal(atoi(a[0]), atoi(a[1]));
+}
+
+static int cmd_sleepers(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return sleepers(atoi(a[0]), atoi(a[1]));
+}
+
+static int cmd_churn(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return churn(atoi(a[0]), atoi(a[1]));
+}
+
+static int cmd_forks(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return forks(atoi(a[0]));
+}
+
+static int cmd_forkburst(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return forkburst(atoi(a[0]), atoi(a[1]));
+}
+
+static int cmd_forkwake(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return forkwake(atoi(a[0]), atoi(a[1]), atoi(a[2]), atoi(a[3]));
+}
+
+static int cmd_syncwake(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return syncwake(atoi(a[0]), atoi(a[1]), atoi(a[2]), n == 4 && !strcmp(a[3], "home"));
+}
+
+static int cmd_weightwake(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return weightwake(atoi(a[0]), atoi(a[1]), atoi(a[2]), atoi(a[3]));
+}
+
+static int cmd_stealtest(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return stealtest(atoi(a[0]), a[1], a[2], atoi(a[3]));
+}
+
+static int cmd_duty(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return duty(atoi(a[0]), atoi(a[1]), atoi(a[2]), atoi(a[3]), n == 5 ? atoi(a[4]) : 0);
+}
+
+static int cmd_fan(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return fan(atoi(a[0]), atoi(a[1]));
+}
+
+static int cmd_msg(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return msg(atoi(a[0]), atoi(a[1]), atoi(a[2]), atoi(a[3]));
+}
+
+static int cmd_bpfstats(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return bpfstats();
+}
+
+static int cmd_statson(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return statson();
+}
+
+static int cmd_opname(int n, char **a)
+{
+	(void)n;
+	(void)a;
+	return opname(n, a);
+}
+
+static const struct cmd cmds[] = {
+	{ "spin", 1, 2, "CPU [NICE]",
+	  "busy loop pinned to CPU, forever", cmd_spin },
+	{ "hog", 3, 3, "CPU POL SLICE",
+	  "busy loop pinned to CPU under policy POL (normal, batch, idle) with a custom slice of SLICE us (0: the default), forever", cmd_hog },
+	{ "nap", 5, 5, "CPU POL SLICE N US",
+	  "pinned likewise, N times: sleep US us; print how late the wakeups ran (p50, p90, max us)", cmd_nap },
+	{ "wake", 3, 3, "N US CPU",
+	  "N times: run on CPU, sleep US us, wake free to run anywhere (comm sis-wake); print where each wakeup ran", cmd_wake },
+	{ "pingpong", 1, 1, "N",
+	  "two threads wake each other N times over a pipe", cmd_pingpong },
+	{ "hostile", 2, 2, "SOCK MODE",
+	  "send a bad request (garbage, truncated, huge, unknown) to a stats socket; exit 1 if no answer and no close within 5 s", cmd_hostile },
+	{ "idle", 3, 3, "SOCK N SECS",
+	  "hold N idle connections to SOCK for SECS", cmd_idle },
+	{ "fifo", 2, 2, "CPU SECS",
+	  "SCHED_FIFO busy loop pinned to CPU for SECS", cmd_fifo },
+	{ "rtwake", 3, 3, "CPU N US",
+	  "a SCHED_FIFO task on CPU wakes N times, US us apart, and runs 1 ms each time", cmd_rtwake },
+	{ "rtsteal", 2, 2, "CPU MS",
+	  "an unpinned spinner alone on CPU; a SCHED_FIFO task takes CPU for MS ms; print the CPU time the spinner got meanwhile (elsewhere)", cmd_rtsteal },
+	{ "sleepers", 2, 2, "N SECS",
+	  "N threads that sleep for SECS", cmd_sleepers },
+	{ "churn", 2, 2, "N SECS",
+	  "N busy threads whose affinity changes every ms", cmd_churn },
+	{ "forks", 1, 1, "N",
+	  "N threads created and joined one after another", cmd_forks },
+	{ "forkburst", 2, 2, "N A",
+	  "fork N spinning threads while on CPU A (free to run anywhere), stop them after 0.3 s; print how many first ran on each CPU", cmd_forkburst },
+	{ "forkwake", 4, 4, "N US A B",
+	  "N times: fork a thread on CPU A; the child moves to CPU B, sleeps US us, and its first wakeup chooses freely; print where each child woke", cmd_forkwake },
+	{ "syncwake", 3, 4, "N W E [home]",
+	  "a waker pinned to CPU W wakes, over a pipe (a sync wakeup), a wakee allowed on CPUs W and E, N times", cmd_syncwake },
+	{ "weightwake", 4, 4, "N W E US",
+	  "the same over a semaphore (no sync wakeup); the wakee sleeps on E each round and spins US us", cmd_weightwake },
+	{ "stealtest", 4, 4, "W NEAR FAR K",
+	  "the newidle balance's order across LLCs in K trials: which of NEAR's and FAR's waiting tasks W, about to idle, runs first", cmd_stealtest },
+	{ "duty", 4, 5, "CPU ON PERIOD SECS [NICE]",
+	  "pinned to CPU: spin ON us of every PERIOD us, for SECS; prints its pid first", cmd_duty },
+	{ "fan", 2, 2, "K SECS",
+	  "1:N over semaphores: a master wakes K workers in turn; each wakes a side thread, then the master", cmd_fan },
+	{ "msg", 4, 4, "M W SECS US",
+	  "schbench-like: M message threads each wake W workers (comm sis-worker) over pipes, every worker spins US us and reports back, for SECS; prints rounds/s and the workers' wakeup latency", cmd_msg },
+	{ "bpfstats", 0, 0, "",
+	  "the kernel's run-time statistics of every loaded struct_ops program: total ns and runs, select_cpu's, and each op's (op.NAME=NS/RUNS)", cmd_bpfstats },
+	{ "statson", 0, 0, "",
+	  "turn the kernel's BPF run-time statistics on (BPF_ENABLE_STATS) and hold them until killed", cmd_statson },
+	{ "opname", 1, 64, "NAME...",
+	  "the op bpfstats names each program name after", cmd_opname },
+};
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: sis-probe SUBCOMMAND ARGS, one of:\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(stderr, "  %s %s\n      %s\n", cmds[i].name, cmds[i].args, cmds[i].what);
+	fprintf(stderr, "  trace ...\n      the tracefs collector (trace.c)\n");
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
-	if (argc == 2 && !strcmp(argv[1], "statson"))
-		return statson();
-	if (argc == 4 && !strcmp(argv[1], "rtsteal"))
-		return rtsteal(atoi(argv[2]), atoi(argv[3]));
-	if (argc == 5 && !strcmp(argv[1], "rtwake"))
-		return rtwake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
-	if (argc == 4 && !strcmp(argv[1], "fifo"))
-		return fifo(atoi(argv[2]), atoi(argv[3]));
-	if (argc == 4 && !strcmp(argv[1], "sleepers"))
-		return sleepers(atoi(argv[2]), atoi(argv[3]));
-	if (argc == 4 && !strcmp(argv[1], "churn"))
-		return churn(atoi(argv[2]), atoi(argv[3]));
-	if (argc == 4 && !strcmp(argv[1], "forkburst"))
-		return forkburst(atoi(argv[2]), atoi(argv[3]));
-	if (argc == 6 && !strcmp(argv[1], "forkwake"))
-		return forkwake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
-	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "syncwake"))
-		return syncwake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]),
-				argc == 6 && !strcmp(argv[5], "home"));
-	if (argc == 6 && !strcmp(argv[1], "stealtest"))
-		return stealtest(atoi(argv[2]), argv[3], argv[4], atoi(argv[5]));
-	if (argc == 6 && !strcmp(argv[1], "weightwake"))
-		return weightwake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
-	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "duty"))
-		return duty(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
-			    argc == 7 ? atoi(argv[6]) : 0);
-	if (argc == 4 && !strcmp(argv[1], "fan"))
-		return fan(atoi(argv[2]), atoi(argv[3]));
-	if (argc == 3 && !strcmp(argv[1], "forks"))
-		return forks(atoi(argv[2]));
-	if (argc == 4 && !strcmp(argv[1], "hostile"))
-		return hostile(argv[2], argv[3]);
-	if (argc == 5 && !strcmp(argv[1], "idle"))
-		return idle_conns(argv[2], atoi(argv[3]), atoi(argv[4]));
-	if (argc == 5 && !strcmp(argv[1], "hog"))
-		return policy_hog(atoi(argv[2]), argv[3], atoi(argv[4]));
-	if (argc == 7 && !strcmp(argv[1], "nap"))
-		return nap(atoi(argv[2]), argv[3], atoi(argv[4]), atoi(argv[5]), atoi(argv[6]));
-	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "spin"))
-		return spin(atoi(argv[2]), argc == 4 ? atoi(argv[3]) : 0);
-	if (argc == 5 && !strcmp(argv[1], "wake"))
-		return wake(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
-	if (argc == 3 && !strcmp(argv[1], "pingpong"))
-		return pingpong(atoi(argv[2]));
-	if (argc == 6 && !strcmp(argv[1], "msg"))
-		return msg(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
-	if (argc == 2 && !strcmp(argv[1], "bpfstats"))
-		return bpfstats();
-	if (argc >= 3 && !strcmp(argv[1], "opname"))
-		return opname(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "trace"))
 		return trace_main(argc, argv);
-	fprintf(stderr, "usage: sis-probe spin CPU | wake N US CPU | pingpong N | "
-			"hostile SOCK MODE | idle SOCK N SECS | syncwake N W E [home] | "
-			"stealtest W NEAR FAR K\n");
-	return 2;
+	for (size_t i = 0; argc >= 2 && i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name) && argc - 2 >= cmds[i].min &&
+		    argc - 2 <= cmds[i].max)
+			return cmds[i].run(argc - 2, argv + 2);
+	return usage();
 }

@@ -392,6 +392,45 @@ mod probe_tests {
         }
     }
 
+    /// Every subcommand a guest script runs is in the probe's one table, which its usage
+    /// prints: a script calling one that does not exist fails here, not in a guest.
+    #[test]
+    fn scripts_use_only_listed_subcommands() {
+        let (dir, bin) = probe();
+        let out = Command::new(&bin).output().expect("running sis-probe");
+        let _ = std::fs::remove_dir_all(&dir);
+        let usage = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(2), "{usage}");
+        let listed: Vec<&str> = usage
+            .lines()
+            .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert!(listed.len() > 20, "{usage}");
+        let dir = crate::repo_root().join("tests/guest");
+        for e in std::fs::read_dir(&dir).expect("reading tests/guest") {
+            let path = e.expect("dir entry").path();
+            if path.extension().and_then(|x| x.to_str()) != Some("sh") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("reading a script");
+            for w in text.split("sis-probe ").skip(1) {
+                let name: String = w.chars().take_while(|c| c.is_ascii_lowercase()).collect();
+                if name.is_empty() || PROSE.contains(&name.as_str()) {
+                    continue;
+                }
+                assert!(
+                    listed.contains(&name.as_str()),
+                    "{}: sis-probe {name} is not a subcommand",
+                    path.display()
+                );
+            }
+        }
+    }
+
+    /// Words that follow "sis-probe " in the scripts' comments and messages.
+    const PROSE: [&str; 3] = ["on", "must", "hackbench"];
+
     /// bpfstats names each struct_ops program after its op whatever the scheduler's
     /// prefix, also when the kernel cut the name at 15 characters.
     #[test]
