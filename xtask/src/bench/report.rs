@@ -2,7 +2,7 @@
 //! Tables in the seed's shape, the summary, CSV, JSON and the SVG plot of each suite.
 
 use super::parse::{mean, ratio, Records};
-use super::stats::{cell, ratio_ci};
+use super::stats::{cell, paired_ci, ratio_ci, Ratio};
 use super::suites::Suite;
 use super::Plan;
 use anyhow::{Context, Result};
@@ -95,7 +95,8 @@ pub fn table(
 }
 
 /// `a / b` with its 95 % interval, `~` after the ratio when the interval includes 1;
-/// the bare ratio when either side has a single run.
+/// `?` after a ratio that has no interval (a single run, no spread on either side, or
+/// a zero mean): read it as "not judged".
 pub fn ratio_cell(r: &Records, key_a: (&str, &str, u32, &str), b: &str) -> String {
     let (s, a, l, m) = key_a;
     if a == b {
@@ -103,16 +104,35 @@ pub fn ratio_cell(r: &Records, key_a: (&str, &str, u32, &str), b: &str) -> Strin
     }
     let get = |c: &str| r.get(&(s.into(), c.into(), l, m.into())).and_then(cell);
     match (get(a), get(b)) {
-        (Some(x), Some(y)) => match ratio_ci(&x, &y) {
-            Some(q) => format!(
-                "{:.3}{} [{:.3},{:.3}]",
-                q.ratio,
-                if q.significant { " " } else { "~" },
-                q.lo,
-                q.hi
-            ),
-            None => opt_ratio(ratio(Some(x.mean), Some(y.mean))),
-        },
+        (Some(x), Some(y)) => with_interval(ratio_ci(&x, &y), ratio(Some(x.mean), Some(y.mean))),
+        _ => "-".into(),
+    }
+}
+
+/// A ratio with its interval and mark, or the bare ratio marked `?`.
+fn with_interval(q: Option<Ratio>, bare: Option<f64>) -> String {
+    match (q, bare) {
+        (Some(q), _) => format!(
+            "{:.3}{} [{:.3},{:.3}]",
+            q.ratio,
+            if q.significant { " " } else { "~" },
+            q.lo,
+            q.hi
+        ),
+        (None, Some(b)) if b.is_finite() => format!("{b:.3}?"),
+        _ => "-".into(),
+    }
+}
+
+/// `a / b` paired by run (`paired_ci`), formatted as `ratio_cell` does.
+pub fn paired_cell(r: &Records, key_a: (&str, &str, u32, &str), b: &str) -> String {
+    let (s, a, l, m) = key_a;
+    if a == b {
+        return "1.000".into();
+    }
+    let get = |c: &str| r.get(&(s.into(), c.into(), l, m.into()));
+    match (get(a), get(b)) {
+        (Some(x), Some(y)) => with_interval(paired_ci(x, y), ratio(mean(x), mean(y))),
         _ => "-".into(),
     }
 }
@@ -261,7 +281,7 @@ pub fn calibration(r: &Records, plan: &Plan, pairs: &[Calibration]) -> String {
     };
     let cell = |x: Option<f64>| x.map_or("-".into(), num);
     let mut out = String::from(
-        "## Turning one step off: the kernel's change beside scx_sis's\n(mean of the runs; off / on with its 95 % interval, ~: the interval includes 1)\n",
+        "## Turning one step off: the kernel's change beside scx_sis's\n(mean of the runs; off / on with its 95 % interval, ~: the interval includes 1, ?: no interval)\n",
     );
     for (name, k, sis) in pairs {
         let _ = writeln!(out, "\n### {name}");
@@ -311,26 +331,20 @@ pub fn calibration(r: &Records, plan: &Plan, pairs: &[Calibration]) -> String {
     out
 }
 
-/// Ratios of the first metric to the first configuration: a line per load.
+/// Ratios of the first metric to the first configuration, a line per load: each the
+/// geometric mean of the per-run ratios (runs paired by round) with its 95 % interval.
 pub fn summary(r: &Records, s: &Suite, scheds: &[String], loads: &[u32]) -> String {
     let metric = s.metrics[0].key;
-    let avg = |c: &str, l: u32| {
-        r.get(&(s.name.into(), c.into(), l, metric.into()))
-            .and_then(mean)
-    };
     let mut out = format!("{:<8}", s.load.split(' ').next().unwrap_or("load"));
     for c in scheds {
-        let _ = write!(out, " {c:>20}");
+        let _ = write!(out, " {c:>22}");
     }
     out.push('\n');
     for &l in loads {
         let _ = write!(out, "{l:<8}");
         for c in scheds {
-            let _ = write!(
-                out,
-                " {:>20}",
-                opt_ratio(ratio(avg(c, l), avg(&scheds[0], l)))
-            );
+            let cell = paired_cell(r, (s.name, c, l, metric), &scheds[0]);
+            let _ = write!(out, " {cell:>22}");
         }
         out.push('\n');
     }
@@ -577,7 +591,7 @@ pub fn suite_text(
         let how = if seed_format {
             "every run, average, ratio"
         } else {
-            "mean, sd, min, max of n runs; ratio with 95 % CI, ~: the interval includes 1"
+            "mean, sd, min, max of n runs; ratio with 95 % CI, ~: the interval includes 1, ?: no interval"
         };
         let better = if m.higher_is_better {
             "higher"
@@ -592,7 +606,7 @@ pub fn suite_text(
     }
     let _ = writeln!(
         text,
-        "## {} summary: {} ratio to {}\n{}",
+        "## {} summary: {} ratio to {}, runs paired by round (geometric mean of the per-run ratios, 95 % CI; ~: includes 1, ?: no interval)\n{}",
         s.name,
         s.metrics[0].label,
         plan.scheds[0],

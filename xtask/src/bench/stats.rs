@@ -38,7 +38,7 @@ pub fn cell(v: &BTreeMap<u32, f64>) -> Option<Cell> {
 /// a / b with a 95 % confidence interval, from Welch's t on the logs of the means (the
 /// delta method: var(ln mean) ~ sd^2 / (n mean^2)), with Welch-Satterthwaite's degrees
 /// of freedom. `significant` when the interval leaves out 1. None without two runs on
-/// each side (no spread to judge by) or with a mean <= 0.
+/// each side, with no spread on both sides (nothing to judge by) or with a mean <= 0.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ratio {
     pub ratio: f64,
@@ -56,18 +56,44 @@ pub fn ratio_ci(a: &Cell, b: &Cell) -> Option<Ratio> {
     let ratio = a.mean / b.mean;
     let se = (va + vb).sqrt();
     if se == 0.0 {
-        return Some(Ratio {
-            ratio,
-            lo: ratio,
-            hi: ratio,
-            significant: ratio != 1.0,
-        });
+        // no spread on either side: nothing to judge a difference by
+        return None;
     }
     let df = (va + vb).powi(2) / (va.powi(2) / (a.n - 1) as f64 + vb.powi(2) / (b.n - 1) as f64);
     let half = t975(df) * se;
     let (lo, hi) = (ratio * (-half).exp(), ratio * half.exp());
     Some(Ratio {
         ratio,
+        lo,
+        hi,
+        significant: lo > 1.0 || hi < 1.0,
+    })
+}
+
+/// The runs of `a` and `b` paired by run number (the schedule runs every configuration
+/// once per round, so run k of each shares its round): the geometric mean of the
+/// per-run ratios a_k / b_k with a 95 % t interval on the mean log ratio (n - 1
+/// degrees of freedom). None with fewer than two pairs, a value <= 0, or every log
+/// ratio the same (no spread to judge by).
+pub fn paired_ci(a: &BTreeMap<u32, f64>, b: &BTreeMap<u32, f64>) -> Option<Ratio> {
+    let logs: Vec<f64> = a
+        .iter()
+        .filter_map(|(k, x)| b.get(k).map(|y| (*x, *y)))
+        .map(|(x, y)| if x > 0.0 && y > 0.0 { (x / y).ln() } else { f64::NAN })
+        .collect();
+    let n = logs.len();
+    if n < 2 || logs.iter().any(|l| l.is_nan()) {
+        return None;
+    }
+    let m = logs.iter().sum::<f64>() / n as f64;
+    let var = logs.iter().map(|l| (l - m).powi(2)).sum::<f64>() / (n - 1) as f64;
+    if var == 0.0 {
+        return None;
+    }
+    let half = t975((n - 1) as f64) * (var / n as f64).sqrt();
+    let (lo, hi) = ((m - half).exp(), (m + half).exp());
+    Some(Ratio {
+        ratio: m.exp(),
         lo,
         hi,
         significant: lo > 1.0 || hi < 1.0,
@@ -160,6 +186,30 @@ mod tests {
         assert!(r.lo < 1.0 && r.hi > 1.0 && !r.significant, "{r:?}");
         // one run: no interval
         assert!(ratio_ci(&cell(&runs(&[1.0])).unwrap(), &b).is_none());
+    }
+
+    #[test]
+    fn no_spread_no_interval() {
+        let a = cell(&runs(&[7.0, 7.0, 7.0])).unwrap();
+        let b = cell(&runs(&[8.0, 8.0, 8.0])).unwrap();
+        assert!(ratio_ci(&a, &b).is_none());
+        assert!(paired_ci(&runs(&[7.0, 7.0]), &runs(&[8.0, 8.0])).is_none());
+    }
+
+    #[test]
+    fn paired_by_run() {
+        // a round effect that Welch sees as spread: every run of a is 0.9 of b's round
+        let b = runs(&[100.0, 120.0, 80.0, 110.0, 90.0]);
+        let a = runs(&[90.0, 108.5, 72.0, 98.5, 81.0]);
+        let welch = ratio_ci(&cell(&a).unwrap(), &cell(&b).unwrap()).unwrap();
+        let p = paired_ci(&a, &b).unwrap();
+        assert!(!welch.significant, "{welch:?}");
+        assert!(p.significant && p.hi < 1.0 && (p.ratio - 0.9).abs() < 0.005, "{p:?}");
+        // unmatched runs are left out; one pair is not enough
+        let mut c = runs(&[90.0]);
+        c.insert(9, 5.0);
+        assert!(paired_ci(&c, &b).is_none());
+        assert!(paired_ci(&runs(&[0.0, 1.0]), &runs(&[1.0, 1.0])).is_none());
     }
 
     #[test]
