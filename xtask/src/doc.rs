@@ -13,6 +13,9 @@ use std::process::Command;
 
 const MARK: &str = "<!-- generated: cargo xtask ";
 
+/// `<!-- cited: N N ... WHY -->`: figures a document quotes from elsewhere (not its data).
+const CITED: &str = "<!-- cited: ";
+
 /// The tables the code declares, printed by the xtask command of that name.
 const DECLARED: &[&str] = &["kernels", "features", "stats-fields"];
 
@@ -102,6 +105,71 @@ pub fn regenerate(
     Ok((s, changed))
 }
 
+/// The decimal numbers of `text` outside backticks (`1.23`, not `7` or `6.18.15`).
+fn decimals(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for (i, part) in text.split('`').enumerate() {
+        if i % 2 == 1 {
+            continue;
+        }
+        let b = part.as_bytes();
+        let mut j = 0;
+        while j < b.len() {
+            let starts = b[j].is_ascii_digit()
+                && (j == 0
+                    || !(b[j - 1].is_ascii_alphanumeric() || b[j - 1] == b'.' || b[j - 1] == b'_'));
+            if !starts {
+                j += 1;
+                continue;
+            }
+            let k = (j..b.len())
+                .find(|&k| !(b[k].is_ascii_digit() || b[k] == b'.'))
+                .unwrap_or(b.len());
+            let tok = part[j..k].trim_end_matches('.');
+            let followed = k < b.len() && (b[k].is_ascii_alphabetic() || b[k] == b'_');
+            if tok.matches('.').count() == 1 && !followed {
+                out.push(tok);
+            }
+            j = k;
+        }
+    }
+    out
+}
+
+/// The prose numbers of `text` (decimals outside code blocks) that no generated block
+/// of it prints at their precision and no `cited:` line names: (line, number).
+pub fn unquoted_numbers(text: &str) -> Vec<(usize, String)> {
+    let (mut printed, mut prose) = (Vec::<f64>::new(), Vec::new());
+    let (mut in_block, mut generated) = (false, false);
+    let mut cited: Vec<&str> = Vec::new();
+    for (n, l) in text.lines().enumerate() {
+        if let Some(c) = l.strip_prefix(CITED) {
+            cited.extend(c.split_whitespace());
+        } else if l.starts_with(MARK) {
+            generated = true;
+        } else if l.starts_with("```") {
+            generated &= !in_block;
+            in_block = !in_block;
+        } else if in_block && generated {
+            let nums = l.split(|c: char| !(c.is_ascii_digit() || c == '.'));
+            printed.extend(nums.filter_map(|t| t.trim_matches('.').parse::<f64>().ok()));
+        } else if !in_block {
+            prose.extend(decimals(l).into_iter().map(|t| (n + 1, t)));
+        }
+    }
+    prose
+        .into_iter()
+        .filter(|(_, t)| !cited.contains(t))
+        .filter(|(_, t)| {
+            let places = t.split('.').nth(1).map_or(0, str::len) as i32;
+            let v: f64 = t.parse().unwrap_or(f64::NAN);
+            let half = 0.5 * 10f64.powi(-places) + 1e-9;
+            !printed.iter().any(|p| (p - v).abs() <= half)
+        })
+        .map(|(n, t)| (n, t.to_string()))
+        .collect()
+}
+
 /// `cargo xtask doc`: rewrite the blocks of every document; with `check`, fail naming
 /// each stale one.
 pub fn doc(check: bool) -> Result<i32> {
@@ -116,9 +184,19 @@ pub fn doc(check: bool) -> Result<i32> {
         for c in &changed {
             println!("stale: `cargo xtask {c}` prints something else than {name} quotes");
         }
+        if *name == "BENCHMARKS.md" {
+            for (line, num) in unquoted_numbers(&new) {
+                println!("stale: {name}:{line}: {num} is in no generated block");
+                stale += 1;
+            }
+        }
         if !check {
             std::fs::write(&path, new).with_context(|| format!("writing {}", path.display()))?;
         }
+    }
+    if !check {
+        let (root, img) = (repo_root().join("results"), repo_root().join("docs/img"));
+        crate::bench::headline::print_svgs(&root, &img)?;
     }
     if check {
         println!("doc: {blocks} generated table(s), {stale} stale");
@@ -131,6 +209,13 @@ pub fn doc(check: bool) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prose_numbers_come_from_blocks() {
+        let text = "a 0.82 [0.70,0.95] and `cmd 9.99` 6.18.15 7 s 0.5\n<!-- cited: 0.5 the seed -->\n<!-- generated: cargo xtask x --from d -->\n```\nsis 0.823 [0.701,0.951]\n```\nthen 0.77 and 1.0x\n";
+        assert_eq!(unquoted_numbers(text), [(7, "0.77".to_string())]);
+        assert_eq!(decimals("p 1.5. v7.3 x_2.5 (3.25)"), ["1.5", "3.25"]);
+    }
 
     #[test]
     fn blocks_regenerated_and_reported() {

@@ -52,6 +52,16 @@ enum Cmd {
     /// Print README's kernel table: each supported line, the build the suite tests,
     /// and what scx_sis does without the interfaces that line lacks.
     Kernels,
+    /// Print BENCHMARKS.md's first page: the primary A/Bs from committed results, each
+    /// paired by round with its interval, per boot; with --svg, a plot per headline.
+    Headline {
+        /// The results folder (each headline names its subfolders).
+        #[arg(long)]
+        from: PathBuf,
+        /// Write headline-N.svg here.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+    },
     /// Print README's feature table: each feature, its default and meaning
     /// (src/features.rs, through `scx_sis --feature-table`).
     Features,
@@ -263,6 +273,9 @@ fn main() {
         Cmd::Doc { check } => doc::doc(check),
         Cmd::Verifier => suite::verifier_baseline(),
         Cmd::Kernels => kernel::print_table(),
+        Cmd::Headline { from, svg } => {
+            bench::headline::print(&repo_root().join(from), svg.as_deref())
+        }
         Cmd::Features => doc::print_from_scheduler("--feature-table"),
         Cmd::StatsFields => doc::print_from_scheduler("--help-stats"),
         Cmd::Check => check_cmd(),

@@ -4,6 +4,7 @@
 //! threads (value per run, average, ratio to the first configuration), CSV, JSON and
 //! one SVG plot per suite under target/bench/.
 
+pub mod headline;
 mod native;
 pub mod parse;
 mod plot;

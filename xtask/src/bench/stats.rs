@@ -79,7 +79,13 @@ pub fn paired_ci(a: &BTreeMap<u32, f64>, b: &BTreeMap<u32, f64>) -> Option<Ratio
     let logs: Vec<f64> = a
         .iter()
         .filter_map(|(k, x)| b.get(k).map(|y| (*x, *y)))
-        .map(|(x, y)| if x > 0.0 && y > 0.0 { (x / y).ln() } else { f64::NAN })
+        .map(|(x, y)| {
+            if x > 0.0 && y > 0.0 {
+                (x / y).ln()
+            } else {
+                f64::NAN
+            }
+        })
         .collect();
     let n = logs.len();
     if n < 2 || logs.iter().any(|l| l.is_nan()) {
@@ -204,7 +210,10 @@ mod tests {
         let welch = ratio_ci(&cell(&a).unwrap(), &cell(&b).unwrap()).unwrap();
         let p = paired_ci(&a, &b).unwrap();
         assert!(!welch.significant, "{welch:?}");
-        assert!(p.significant && p.hi < 1.0 && (p.ratio - 0.9).abs() < 0.005, "{p:?}");
+        assert!(
+            p.significant && p.hi < 1.0 && (p.ratio - 0.9).abs() < 0.005,
+            "{p:?}"
+        );
         // unmatched runs are left out; one pair is not enough
         let mut c = runs(&[90.0]);
         c.insert(9, 5.0);

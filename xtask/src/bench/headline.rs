@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//! `cargo xtask headline --from results`: BENCHMARKS.md's first page. The primary A/Bs,
+//! named here before their runs, each a ratio paired by round with its 95 % interval,
+//! per load and per boot, with the boot-to-boot spread; and one SVG per headline.
+
+use super::parse::Records;
+use super::report::read_csv;
+use super::stats::{paired_ci, Ratio};
+use anyhow::{Context, Result};
+use plotters::prelude::*;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// One primary comparison: `conf / base` of `metric` (or, with `den`, that ratio over
+/// the same ratio of the `den` pair: a ratio of ratios), in every folder of `dirs`
+/// (one boot each), at `loads`.
+pub struct Headline {
+    pub title: &'static str,
+    pub suite: &'static str,
+    pub metric: &'static str,
+    pub label: &'static str,
+    pub conf: &'static str,
+    pub base: &'static str,
+    pub den: Option<(&'static str, &'static str)>,
+    pub loads: &'static [u32],
+    pub dirs: &'static [&'static str],
+}
+
+const BOOTS: &[&str] = &["2026-12-02-headline-b1", "2026-12-02-headline-b2"];
+
+pub const HEADLINES: &[Headline] = &[
+    Headline {
+        title: "1. default against the kernel: throughput",
+        suite: "tbench",
+        metric: "mb_s",
+        label: "tbench MB/s (higher is better)",
+        conf: "sis",
+        base: "eevdf",
+        den: None,
+        loads: &[8, 16],
+        dirs: BOOTS,
+    },
+    Headline {
+        title: "2. default against the kernel: wakeup latency p99",
+        suite: "wakeup",
+        metric: "lat_p99_us",
+        label: "p99 us, tracer clock (lower is better)",
+        conf: "sis",
+        base: "eevdf",
+        den: None,
+        loads: &[4, 8],
+        dirs: &["2026-12-02-eevdf-wakeup"],
+    },
+    Headline {
+        title: "2b. the same from the waker's clock",
+        suite: "wakeup",
+        metric: "probe_p99_us",
+        label: "p99 us, waker's clock (lower is better)",
+        conf: "sis",
+        base: "eevdf",
+        den: None,
+        loads: &[4, 8],
+        dirs: &["2026-12-02-eevdf-wakeup"],
+    },
+    Headline {
+        title: "3. NO_IDLE_CORE against the default: idle cores missed",
+        suite: "placement",
+        metric: "missed_idle_core_per_1k",
+        label: "missed an idle core /1000, tracer (lower is better)",
+        conf: "sis:NO_IDLE_CORE",
+        base: "sis",
+        den: None,
+        loads: &[8, 16],
+        dirs: BOOTS,
+    },
+    Headline {
+        title: "3b. NO_IDLE_CORE against the default: throughput",
+        suite: "tbench",
+        metric: "mb_s",
+        label: "tbench MB/s (higher is better)",
+        conf: "sis:NO_IDLE_CORE",
+        base: "sis",
+        den: None,
+        loads: &[8, 16],
+        dirs: BOOTS,
+    },
+    Headline {
+        title: "4. NO_SIS_UTIL against the default: idle cores missed",
+        suite: "placement",
+        metric: "missed_idle_core_per_1k",
+        label: "missed an idle core /1000, tracer (lower is better)",
+        conf: "sis:NO_SIS_UTIL",
+        base: "sis",
+        den: None,
+        loads: &[8, 16],
+        dirs: BOOTS,
+    },
+    Headline {
+        title: "4b. NO_SIS_UTIL against the default: throughput",
+        suite: "tbench",
+        metric: "mb_s",
+        label: "tbench MB/s (higher is better)",
+        conf: "sis:NO_SIS_UTIL",
+        base: "sis",
+        den: None,
+        loads: &[8, 16],
+        dirs: BOOTS,
+    },
+    Headline {
+        title: "5. BPF cost per wakeup against scx_cosmos",
+        suite: "cost",
+        metric: "bpf_all_ns_per_select",
+        label: "ns of all BPF programs per select_cpu (lower is better)",
+        conf: "sis",
+        base: "scx_cosmos",
+        den: None,
+        loads: &[0],
+        dirs: &["2026-12-02-pelt-cost-idle"],
+    },
+    Headline {
+        title: "6. calibration: the kernel's NO_SIS_UTIL effect over scx_sis's",
+        suite: "tbench",
+        metric: "mb_s",
+        label: "(eevdf:NO_SIS_UTIL / eevdf) / (sis:NO_SIS_UTIL / sis), tbench MB/s",
+        conf: "eevdf:NO_SIS_UTIL",
+        base: "eevdf",
+        den: Some(("sis:NO_SIS_UTIL", "sis")),
+        loads: &[8, 16],
+        dirs: &["2026-11-30-calibrate-n5"],
+    },
+];
+
+/// One folder's records and its conditions (the tables' header, up to the features).
+struct Boot {
+    records: Records,
+    conditions: String,
+}
+
+fn load_boot(root: &Path, dir: &str, suite: &str) -> Result<Boot> {
+    let base = root.join(dir).join(suite);
+    let mut records = Records::new();
+    read_csv(&base.with_extension("csv"), &mut records)?;
+    let txt = std::fs::read_to_string(base.with_extension("txt"))
+        .with_context(|| format!("reading {}", base.with_extension("txt").display()))?;
+    let head = txt.lines().next().unwrap_or("");
+    let conditions = head
+        .trim_start_matches("# ")
+        .split("; EEVDF")
+        .next()
+        .unwrap_or("")
+        .to_string();
+    Ok(Boot {
+        records,
+        conditions,
+    })
+}
+
+/// The per-run ratios conf / base at `load`, keyed by run.
+fn per_run(r: &Records, h: &Headline, conf: &str, base: &str, load: u32) -> BTreeMap<u32, f64> {
+    let get = |c: &str| r.get(&(h.suite.into(), c.into(), load, h.metric.into()));
+    let (Some(a), Some(b)) = (get(conf), get(base)) else {
+        return BTreeMap::new();
+    };
+    a.iter()
+        .filter_map(|(k, x)| b.get(k).filter(|y| **y > 0.0).map(|y| (*k, x / y)))
+        .collect()
+}
+
+/// The headline's ratio at `load` in one boot: n pairs and the paired interval.
+fn boot_ratio(r: &Records, h: &Headline, load: u32) -> (usize, Option<Ratio>) {
+    let num = per_run(r, h, h.conf, h.base, load);
+    let den = match h.den {
+        Some((c, b)) => per_run(r, h, c, b, load),
+        None => num.keys().map(|k| (*k, 1.0)).collect(),
+    };
+    let n = num.keys().filter(|k| den.contains_key(k)).count();
+    (n, paired_ci(&num, &den))
+}
+
+fn fmt_ratio(q: &Option<Ratio>) -> String {
+    match q {
+        Some(q) => format!(
+            "{:.3}{} [{:.3},{:.3}]",
+            q.ratio,
+            if q.significant { " " } else { "~" },
+            q.lo,
+            q.hi
+        ),
+        None => "- (no interval)".into(),
+    }
+}
+
+/// One point of a headline's plot: its label, ratio and interval.
+type Point = (String, Ratio);
+
+/// The text of every headline, and the points to plot for each.
+pub fn headlines(root: &Path) -> Result<(String, Vec<Vec<Point>>)> {
+    let mut out = String::new();
+    let mut plots = Vec::new();
+    let mut seen_conditions: Vec<(String, String)> = Vec::new();
+    for h in HEADLINES {
+        let what = match h.den {
+            Some(_) => h.label.to_string(),
+            None => format!("{} / {}, {}", h.conf, h.base, h.label),
+        };
+        let _ = writeln!(out, "{}\n  {what}", h.title);
+        let _ = writeln!(
+            out,
+            "  {:<6} {:<28} {:>2}  ratio [95% CI]",
+            "load", "boot", "n"
+        );
+        let boots: Vec<Boot> = h
+            .dirs
+            .iter()
+            .map(|d| load_boot(root, d, h.suite))
+            .collect::<Result<_>>()?;
+        for (d, b) in h.dirs.iter().zip(&boots) {
+            if !seen_conditions.iter().any(|(x, _)| x == d) {
+                seen_conditions.push((d.to_string(), b.conditions.clone()));
+            }
+        }
+        let mut points = Vec::new();
+        for &l in h.loads {
+            let mut ratios = Vec::new();
+            for (d, b) in h.dirs.iter().zip(&boots) {
+                let (n, q) = boot_ratio(&b.records, h, l);
+                let _ = writeln!(out, "  {l:<6} {d:<28} {n:>2}  {}", fmt_ratio(&q));
+                if let Some(q) = q {
+                    ratios.push(q.ratio);
+                    points.push((format!("{l} b{}", ratios.len()), q));
+                }
+            }
+            if ratios.len() > 1 {
+                let (lo, hi) = ratios
+                    .iter()
+                    .fold((f64::MAX, f64::MIN), |(a, b), r| (a.min(*r), b.max(*r)));
+                let _ = writeln!(
+                    out,
+                    "  {l:<6} {:<28}     highest / lowest boot: {:.3}",
+                    "boot to boot",
+                    hi / lo
+                );
+            }
+        }
+        out.push('\n');
+        plots.push(points);
+    }
+    out.push_str("conditions of each boot:\n");
+    for (d, c) in seen_conditions {
+        let _ = writeln!(out, "  {d}: {c}");
+    }
+    Ok((out.trim_end().to_string(), plots))
+}
+
+/// `cargo xtask headline --from ROOT [--svg DIR]`.
+pub fn print(root: &Path, svg: Option<&Path>) -> Result<i32> {
+    let (text, _) = headlines(root)?;
+    println!("{text}");
+    if let Some(dir) = svg {
+        print_svgs(root, dir)?;
+    }
+    Ok(0)
+}
+
+/// headline-N.svg in `dir` for each headline (`cargo xtask doc` writes docs/img's).
+pub fn print_svgs(root: &Path, dir: &Path) -> Result<()> {
+    let (_, plots) = headlines(root)?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    for (i, (h, pts)) in HEADLINES.iter().zip(&plots).enumerate() {
+        plot(h, pts, &dir.join(format!("headline-{}.svg", i + 1)))?;
+    }
+    Ok(())
+}
+
+/// One headline's ratios with their intervals as error bars, and the line at 1.
+fn plot(h: &Headline, pts: &[Point], path: &Path) -> Result<()> {
+    let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plotting {}: {e}", path.display());
+    let hi = pts.iter().map(|p| p.1.hi).fold(1.0f64, f64::max) * 1.1;
+    let lo = pts.iter().map(|p| p.1.lo).fold(1.0f64, f64::min) * 0.9;
+    let root = SVGBackend::new(path, (640, 360)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let n = pts.len().max(1);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(h.title, ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), lo..hi)
+        .map_err(|e| err(&e))?;
+    let labels: Vec<String> = pts.iter().map(|p| p.0.clone()).collect();
+    let label_of = move |x: &f64| {
+        let i = x.round();
+        if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+            labels[i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .x_desc("load, boot")
+        .y_desc("ratio, 95 % CI")
+        .x_labels(n.max(2))
+        .x_label_formatter(&label_of)
+        .draw()
+        .map_err(|e| err(&e))?;
+    chart
+        .draw_series(LineSeries::new(
+            [(-0.5, 1.0), (n as f64 - 0.5, 1.0)],
+            BLACK.mix(0.4),
+        ))
+        .map_err(|e| err(&e))?;
+    chart
+        .draw_series(pts.iter().enumerate().map(|(i, p)| {
+            ErrorBar::new_vertical(i as f64, p.1.lo, p.1.ratio, p.1.hi, BLUE.filled(), 8)
+        }))
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(rows: &[(&str, u32, f64)]) -> Records {
+        let mut r = Records::new();
+        for (c, run, v) in rows {
+            r.entry(("tbench".into(), c.to_string(), 8, "mb_s".into()))
+                .or_default()
+                .insert(*run, *v);
+        }
+        r
+    }
+
+    /// The ratio of ratios pairs all four configurations by run.
+    #[test]
+    fn ratio_of_ratios_by_run() {
+        let h = &HEADLINES[HEADLINES.len() - 1];
+        assert!(h.den.is_some());
+        let r = rec(&[
+            ("eevdf", 1, 100.0),
+            ("eevdf", 2, 120.0),
+            ("eevdf", 3, 90.0),
+            ("eevdf:NO_SIS_UTIL", 1, 80.0),
+            ("eevdf:NO_SIS_UTIL", 2, 97.0),
+            ("eevdf:NO_SIS_UTIL", 3, 71.0),
+            ("sis", 1, 50.0),
+            ("sis", 2, 60.0),
+            ("sis", 3, 40.0),
+            ("sis:NO_SIS_UTIL", 1, 50.0),
+            ("sis:NO_SIS_UTIL", 2, 61.0),
+            ("sis:NO_SIS_UTIL", 3, 39.0),
+        ]);
+        let (n, q) = boot_ratio(&r, h, 8);
+        let q = q.unwrap();
+        assert_eq!(n, 3);
+        // the kernel's switch costs 0.8 of its throughput, ours nothing
+        assert!((q.ratio - 0.8).abs() < 0.01 && q.significant, "{q:?}");
+    }
+}
