@@ -5,6 +5,7 @@
 mod bpf_intf;
 mod bpf_skel;
 mod control;
+mod derived;
 mod eevdf;
 mod features;
 mod guard;

@@ -3,6 +3,7 @@
 //! readable line, and `--monitor`.
 
 use crate::bpf_intf;
+use crate::derived::{self, DERIVED};
 use crate::hist;
 use anyhow::Result;
 use scx_stats::prelude::*;
@@ -293,6 +294,12 @@ macro_rules! counter_table {
                 $( self.$field = self.$field.wrapping_sub(b.$field); )*
             }
 
+            /// A BPF counter by its field name (the names `derived.rs` uses).
+            pub fn counter_named(&self, name: &str) -> Option<u64> {
+                $( if name == stringify!($field) { return Some(self.$field); } )*
+                None
+            }
+
             /// A BPF counter by its `enum sis_stat` index.
             pub fn counter(&self, idx: u32) -> u64 {
                 $( if idx == bpf_intf::$idx as u32 { return self.$field; } )*
@@ -578,6 +585,39 @@ impl Metrics {
     }
 
     /// Compute the percentiles and rates from the raw counters and buckets.
+    /// The figures of `derived::DERIVED`, 0 where a denominator is 0.
+    fn set_derived(&mut self) {
+        let vals: Vec<(&str, f64)> = {
+            let get = |k: &str| self.counter_named(k).unwrap_or(0) as f64;
+            DERIVED
+                .iter()
+                .map(|d| (d.name, derived::value(d, &get).unwrap_or(0.0)))
+                .collect()
+        };
+        for (name, v) in vals {
+            *self
+                .derived_field(name)
+                .expect("every DERIVED figure is a field") = v;
+        }
+    }
+
+    /// The field that holds derived figure `name`.
+    fn derived_field(&mut self, name: &str) -> Option<&mut f64> {
+        Some(match name {
+            "cut_pct" => &mut self.cut_pct,
+            "sis_util_cut_pct" => &mut self.sis_util_cut_pct,
+            "sis_avg_cpu_cut_pct" => &mut self.sis_avg_cpu_cut_pct,
+            "sis_prop_cut_pct" => &mut self.sis_prop_cut_pct,
+            "hint_fp_pct" => &mut self.hint_fp_pct,
+            "lost_per_1k" => &mut self.lost_per_1k,
+            "missed_idle_core_per_1k" => &mut self.missed_idle_core_per_1k,
+            "missed_idle_cpu_per_1k" => &mut self.missed_idle_cpu_per_1k,
+            "stacked_per_1k" => &mut self.stacked_per_1k,
+            "idle_cpus_mean" => &mut self.idle_cpus_mean,
+            _ => return None,
+        })
+    }
+
     pub fn finish(&mut self) {
         self.steps = STEPS.iter().map(|s| s.name).collect::<Vec<_>>().join(" ");
         let nb = self.lat_hist.len() / LAT_CLASSES.len();
@@ -601,25 +641,9 @@ impl Metrics {
         self.scan_mean = hist::mean_scan(&self.scan_hist);
         self.scan_p99 = hist::scan_percentile(&self.scan_hist, 0.99);
         self.scan_max = hist::scan_max(&self.scan_hist);
-        self.sis_util_cut_pct = pct(self.sis_util_cut, self.scan_calls);
-        self.sis_avg_cpu_cut_pct = pct(self.sis_avg_cpu_cut, self.scan_calls);
-        self.sis_prop_cut_pct = pct(self.sis_prop_cut, self.scan_calls);
-        self.cut_pct = pct(
-            self.sis_util_cut + self.sis_avg_cpu_cut + self.sis_prop_cut,
-            self.scan_calls,
-        );
+        self.set_derived();
         self.scan_cost_ns = if self.scan_timed > 0 {
             self.scan_ns as f64 / self.scan_timed as f64
-        } else {
-            0.0
-        };
-        self.hint_fp_pct = pct(self.hint_false, self.hint_true + self.hint_false);
-        self.lost_per_1k = pct(self.lost_claims, self.select_cpu) * 10.0;
-        self.missed_idle_core_per_1k = pct(self.q_missed_core, self.q_wakeups) * 10.0;
-        self.missed_idle_cpu_per_1k = pct(self.q_missed_cpu, self.q_wakeups) * 10.0;
-        self.stacked_per_1k = pct(self.q_stacked, self.q_wakeups) * 10.0;
-        self.idle_cpus_mean = if self.q_wakeups > 0 {
-            self.q_nr_idle as f64 / self.q_wakeups as f64
         } else {
             0.0
         };
@@ -881,6 +905,18 @@ pub fn monitor(intv: Duration, shutdown: Arc<AtomicBool>, out: Output) -> Result
 
 #[cfg(test)]
 mod tests {
+    /// Every derived figure names counters that exist and has a field to go to.
+    #[test]
+    fn derived_figures_are_fields_of_counters() {
+        let mut m = super::Metrics::default();
+        for d in super::DERIVED {
+            for c in d.num.iter().chain(d.den) {
+                assert!(m.counter_named(c).is_some(), "{}: no counter {c}", d.name);
+            }
+            assert!(m.derived_field(d.name).is_some(), "{}: no field", d.name);
+        }
+    }
+
     use super::*;
 
     #[test]

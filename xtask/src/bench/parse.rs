@@ -3,6 +3,10 @@
 
 use std::collections::BTreeMap;
 
+/// scx_sis's derived figures, the one definition its stats use too.
+#[path = "../../../src/derived.rs"]
+mod derived;
+
 /// Every figure: (suite, sched, load, metric) -> value per run.
 pub type Records = BTreeMap<(String, String, u32, String), BTreeMap<u32, f64>>;
 
@@ -56,20 +60,12 @@ pub fn parse(output: &str) -> Records {
             let sums = mon
                 .entry((s.to_string(), c.to_string(), load, run))
                 .or_default();
-            for k in [
-                "prog_run_ns",
-                "prog_run_cnt",
-                "scanned",
-                "select_cpu",
-                "scan_calls",
-                "sis_util_cut",
-                "sis_avg_cpu_cut",
-                "sis_prop_cut",
-                "q_wakeups",
-                "q_missed_core",
-                "q_missed_cpu",
-                "q_stacked",
-            ] {
+            let counters = derived::DERIVED
+                .iter()
+                .flat_map(|d| d.num.iter().chain(d.den));
+            let own = ["prog_run_ns", "prog_run_cnt", "scanned", "select_cpu"];
+            let keys: std::collections::BTreeSet<&str> = counters.copied().chain(own).collect();
+            for k in keys {
                 *sums.entry(k.to_string()).or_default() += json[k].as_f64().unwrap_or(0.0);
             }
             let mx = json["scan_max"].as_f64().unwrap_or(0.0);
@@ -121,33 +117,20 @@ pub fn parse(output: &str) -> Records {
         }
         if s == "cost" {
             put("select_ns", ratio("prog_run_ns", "prog_run_cnt", 1.0));
-            put("scan_mean", ratio("scanned", "select_cpu", 1.0));
             put("scan_max", v.get("scan_max").copied());
-            put(
-                "sis_util_cut_pct",
-                ratio("sis_util_cut", "scan_calls", 100.0),
-            );
             put("select_cpu_calls", v.get("select_cpu").copied());
-        } else {
-            put("scan_mean", ratio("scanned", "select_cpu", 1.0));
-            let cuts = ["sis_util_cut", "sis_avg_cpu_cut", "sis_prop_cut"]
-                .iter()
-                .map(|k| v.get(*k).copied().unwrap_or(0.0))
-                .sum::<f64>();
-            let walks = v.get("scan_calls").copied().unwrap_or(0.0);
-            put("cut_pct", (walks > 0.0).then(|| 100.0 * cuts / walks));
-            put(
-                "sis_missed_idle_core_per_1k",
-                ratio("q_missed_core", "q_wakeups", 1000.0),
-            );
-            put(
-                "sis_missed_idle_cpu_per_1k",
-                ratio("q_missed_cpu", "q_wakeups", 1000.0),
-            );
-            put(
-                "sis_stacked_per_1k",
-                ratio("q_stacked", "q_wakeups", 1000.0),
-            );
+        }
+        // mean CPUs tested per wakeup, exact (the stats line's comes from a histogram)
+        put("scan_mean", ratio("scanned", "select_cpu", 1.0));
+        let get = |k: &str| v.get(k).copied().unwrap_or(0.0);
+        for d in derived::DERIVED {
+            // the tracer's figures carry the plain names; scx_sis's own are sis_*
+            let name = if d.name.ends_with("_per_1k") && d.name != "lost_per_1k" {
+                format!("sis_{}", d.name)
+            } else {
+                d.name.to_string()
+            };
+            put(&name, derived::value(d, &get));
         }
     }
     r
