@@ -875,7 +875,6 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
         .add_ops("top", StatsOps { open, close: None })
 }
 
-/// One interval, in the chosen shape.
 /// One interval as the user asked for it: a line, the detail table or JSON.
 pub fn render(m: &Metrics, out: Output) -> Result<Vec<u8>> {
     let mut o = Vec::new();

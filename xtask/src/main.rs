@@ -3,10 +3,12 @@
 
 mod bench;
 mod doc;
+mod faults;
 mod kernel;
 mod setup;
 mod soak;
 mod suite;
+mod topology;
 mod vm;
 
 use anyhow::{Context, Result};

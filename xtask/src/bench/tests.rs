@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//! The bench's unit tests: parsing, tables, statistics, calibration and targets.
+
+use super::*;
+
+fn seed() -> Records {
+    // the 2016 thread's tbench figures: master, and masterx NO_IDLE_CORE
+    let out = "\
+bench: suite=tbench sched=master run=1 load=1 mb_s=524
+bench: suite=tbench sched=master run=2 load=1 mb_s=524
+bench: suite=tbench sched=master run=3 load=1 mb_s=523
+bench: suite=tbench sched=masterx run=1 load=1 mb_s=500
+bench: suite=tbench sched=masterx run=2 load=1 mb_s=520
+bench: suite=tbench sched=masterx run=3 load=1 mb_s=510
+bench: suite=tbench sched=master run=1 load=128 mb_s=23248
+bench: suite=tbench sched=master run=2 load=128 mb_s=23136
+bench: suite=tbench sched=master run=3 load=128 mb_s=23133
+bench: suite=tbench sched=masterx run=1 load=128 mb_s=11624
+bench: suite=tbench sched=masterx run=2 load=128 mb_s=11568
+bench: suite=tbench sched=masterx run=3 load=128 mb_s=nan
+";
+    parse(out)
+}
+
+#[test]
+fn averages_and_ratios() {
+    let r = seed();
+    let avg = |c: &str, l| mean(&r[&("tbench".into(), c.into(), l, "mb_s".into())]).unwrap();
+    assert!((avg("master", 1) - 523.667).abs() < 0.001);
+    assert_eq!(avg("masterx", 1), 510.0);
+    // a run that printed nan is left out, not counted as 0
+    assert_eq!(avg("masterx", 128), 11596.0);
+    let x = ratio(Some(avg("masterx", 128)), Some(avg("master", 128))).unwrap();
+    assert!((x - 0.5004).abs() < 0.0001, "{x}");
+    assert_eq!(ratio(Some(1.0), Some(0.0)), None);
+}
+
+#[test]
+fn seed_table_shape() {
+    let mut r = seed();
+    // scx_sis's counters exist for masterx only (the seed's master had none)
+    r.entry(("tbench".into(), "masterx".into(), 128, "scan_mean".into()))
+        .or_default()
+        .extend([(1, 30.0), (2, 34.0)]);
+    let scheds = vec!["master".to_string(), "masterx".to_string()];
+    let extras = [("scan_mean", "scan/wakeup")];
+    let t = table(
+        &r,
+        "tbench",
+        "mb_s",
+        &scheds,
+        &[1, 128],
+        3,
+        Some("masterx"),
+        &extras,
+    );
+    let lines: Vec<&str> = t.lines().collect();
+    assert!(
+        lines[0].starts_with("master ") && lines[0].ends_with("/masterx scan/wakeup"),
+        "{t}"
+    );
+    let f: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(
+        f,
+        ["1", "524", "524", "523", "524", "1.000", "1.027", "-"],
+        "{t}"
+    );
+    let f: Vec<&str> = lines[5].split_whitespace().collect();
+    assert_eq!(
+        f,
+        ["128", "11624", "11568", "-", "11596", "0.500", "1.000", "32"],
+        "{t}"
+    );
+    let s = summary(&r, suite("tbench").unwrap(), &scheds, &[1, 128]);
+    assert!(s.lines().nth(2).unwrap().ends_with("0.500?"), "{s}");
+}
+
+#[test]
+fn targets_report_misses() {
+    let out = "\
+bench: suite=tbench sched=eevdf run=1 load=1 mb_s=100
+bench: suite=tbench sched=eevdf run=1 load=16 mb_s=100
+bench: suite=tbench sched=sis run=1 load=1 mb_s=99
+bench: suite=tbench sched=sis run=1 load=16 mb_s=90
+";
+    let r = parse(out);
+    let s = vec!["eevdf".to_string(), "sis".to_string()];
+    let t = targets(&r, "tbench", &s, &[1, 16], 8);
+    assert_eq!(
+        t,
+        ["target sis: >= 0.98 x eevdf at every client count: MISSED at 16: 0.900"]
+    );
+}
+
+#[test]
+fn csv_round_trip() {
+    let r = seed();
+    let dir = std::env::temp_dir().join(format!("scx_sis-csv-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tbench.csv");
+    write_csv(&r, "tbench", &path).unwrap();
+    let mut back = Records::new();
+    assert_eq!(read_csv(&path, &mut back).unwrap(), 3);
+    assert_eq!(back, r);
+    std::fs::write(&path, "suite,sched,load,run,metric,value\ntbench,x,1\n").unwrap();
+    assert!(read_csv(&path, &mut back)
+        .unwrap_err()
+        .to_string()
+        .contains("bad row"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn cost_target_against_cosmos() {
+    let out = "\
+bench: suite=cost sched=sis run=1 load=0 bpf_all_ns_per_select=20000
+bench: suite=cost sched=scx_cosmos run=1 load=0 bpf_all_ns_per_select=16000
+bench: suite=cost sched=sis run=1 load=8 bpf_all_ns_per_select=15000
+bench: suite=cost sched=scx_cosmos run=1 load=8 bpf_all_ns_per_select=16000
+";
+    let r = parse(out);
+    let s = vec!["sis".to_string(), "scx_cosmos".to_string()];
+    let t = targets(&r, "cost", &s, &[0, 8], 8);
+    assert!(
+        t.contains(&"target sis: all BPF ns per select_cpu <= scx_cosmos's at every load: MISSED at 0: 1.25".to_string()),
+        "{t:?}"
+    );
+}
+
+#[test]
+fn ops_table_splits_the_time_by_op() {
+    // two runs of scx_cosmos (no update_idle) and one of sis; init counts as other
+    let out = "\
+bench: suite=cost sched=sis run=1 load=0 bpf_all_ns_per_select=9000 op_select_cpu_ns=7000 op_select_cpu_runs_per_1k=1000 op_dispatch_ns=1500 op_init_ns=500
+bench: suite=cost sched=scx_cosmos run=1 load=0 op_select_cpu_ns=5000 op_dispatch_ns=3000
+bench: suite=cost sched=scx_cosmos run=2 load=0 op_select_cpu_ns=6000 op_dispatch_ns=2000
+";
+    let r = parse(out);
+    let s = vec![
+        "sis".to_string(),
+        "scx_cosmos".to_string(),
+        "eevdf".to_string(),
+    ];
+    let t = ops_table(&r, "cost", &s, &[0]);
+    let row = |name: &str| -> Vec<String> {
+        t.lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} row in {t}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    // sched load select_cpu enqueue dispatch runnable running stopping tick update_idle other all
+    assert_eq!(
+        row("sis")[1..],
+        ["0", "7000", "-", "1500", "-", "-", "-", "-", "-", "500", "9000"]
+    );
+    assert_eq!(row("scx_cosmos")[2..5], ["5500", "-", "2500"]);
+    assert_eq!(row("scx_cosmos").last().map(String::as_str), Some("8000"));
+    assert!(!t.contains("eevdf"), "EEVDF has no BPF: {t}");
+    assert!(ops_table(&r, "wakeup", &s, &[0]).is_empty());
+}
+
+#[test]
+fn monitor_samples_are_summed() {
+    let out = r#"bench-mon: suite=cost sched=sis run=1 load=0 {"prog_run_ns":1000,"prog_run_cnt":10,"scanned":5,"select_cpu":10,"scan_max":3}
+bench-mon: suite=cost sched=sis run=1 load=0 {"prog_run_ns":3000,"prog_run_cnt":10,"scanned":15,"select_cpu":10,"scan_max":7}
+bench-mon: suite=placement sched=sis run=2 load=4 {"q_wakeups":200,"q_missed_core":50}
+bench-mon: suite=wakeup sched=sis run=1 load=2 {"select_cpu":10,"progs":{"running":{"run_ns":300,"runs":3},"select_cpu":{"run_ns":700,"runs":10}}}
+"#;
+    let r = parse(out);
+    let get = |s: &str, l, m: &str, run| r[&(s.into(), "sis".into(), l, m.into())][&run];
+    assert_eq!(get("cost", 0, "select_ns", 1), 200.0);
+    assert_eq!(get("cost", 0, "scan_mean", 1), 1.0);
+    assert_eq!(get("cost", 0, "scan_max", 1), 7.0);
+    assert_eq!(get("placement", 4, "sis_missed_idle_core_per_1k", 2), 250.0);
+    assert_eq!(get("wakeup", 2, "bpf_running_ns", 1), 100.0);
+    assert_eq!(get("wakeup", 2, "bpf_select_cpu_ns", 1), 70.0);
+    // (300 + 700) ns of BPF over 10 select_cpu calls
+    assert_eq!(get("wakeup", 2, "bpf_ns_per_wakeup", 1), 100.0);
+}
+
+#[test]
+fn stats_table_shape() {
+    let r = seed();
+    let scheds = vec!["master".to_string(), "masterx".to_string()];
+    let t = stats_table(&r, "tbench", "mb_s", &scheds, &[1, 128], None, &[]);
+    let lines: Vec<&str> = t.lines().collect();
+    assert!(
+        lines[0].starts_with("master ") && lines[0].contains("/master [95% CI]"),
+        "{t}"
+    );
+    let f: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(f[..6], ["1", "3", "524", "0.58", "523", "524"], "{t}");
+    assert_eq!(f[6], "1.000", "{t}");
+    // masterx at 1 client: 510 +- 10 against 523.7 +- 0.6: the interval includes 1
+    let f: Vec<&str> = lines[4].split_whitespace().collect();
+    assert_eq!(f[..3], ["1", "3", "510"], "{t}");
+    assert_eq!(f[6], "0.974~", "{t}");
+    // at 128: two runs of about half master's: significant, no ~
+    let f: Vec<&str> = lines[5].split_whitespace().collect();
+    assert_eq!(f[..2], ["128", "2"], "{t}");
+    assert_eq!(f[6], "0.500", "{t}");
+}
+
+#[test]
+fn confs_and_presets() {
+    assert_eq!(
+        parse_conf("masterx=sis:NO_SIS_UTIL").unwrap(),
+        ("masterx".into(), "sis:NO_SIS_UTIL".into())
+    );
+    assert_eq!(
+        parse_conf("eevdf:NO_WA_IDLE").unwrap(),
+        ("eevdf:NO_WA_IDLE".into(), "eevdf:NO_WA_IDLE".into())
+    );
+    assert!(parse_conf("eevdf:")
+        .unwrap_err()
+        .to_string()
+        .contains("feature names"));
+    assert!(parse_conf("a b").is_err());
+    let seed = preset("seed").unwrap();
+    assert_eq!((seed.loads)("tbench", 16), [1, 2, 4, 8, 16, 32, 64]);
+    let labels: Vec<String> = SEED_SCHED
+        .split(',')
+        .map(|c| parse_conf(c).unwrap().0)
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "eevdf",
+            "masterx",
+            "masterx:NO_IDLE_CORE",
+            "SIS_AVG_CPU",
+            "SIS_PROP",
+            "SIS_UTIL"
+        ]
+    );
+    assert_eq!(seed.vs, Some("masterx"));
+    assert_eq!((preset("calibrate").unwrap().loads)("placement", 8), [4, 8]);
+    assert!(preset("tbench").is_none());
+    let mut r = Records::new();
+    let key = |m: &str| ("placement".to_string(), "sis".to_string(), 8, m.to_string());
+    r.entry(key("lost_events"))
+        .or_default()
+        .extend([(1, 0.0), (2, 37.0)]);
+    r.entry(key("wakeups")).or_default().insert(2, 37.0);
+    let marks = lost_marks(&r, "placement");
+    assert_eq!(marks.len(), 1, "{marks:?}");
+    assert!(marks[0].contains("sis at 8, run 2: the trace lost 37 events"));
+    assert!(lost_marks(&r, "wakeup").is_empty());
+    // two runs' histograms pooled: 100 wakeups, floors 3 (x60), 20 (x39), 200 (x1)
+    let hk = |b: u32| key(&format!("{HIST_PREFIX}{b}"));
+    r.entry(hk(3)).or_default().extend([(1, 30.0), (2, 30.0)]);
+    r.entry(hk(20)).or_default().extend([(1, 19.0), (2, 20.0)]);
+    r.entry(hk(200)).or_default().insert(2, 1.0);
+    assert_eq!(pooled(&r, "placement", "sis", 8), Some((100, 3, 20, 20)));
+    assert_eq!(pooled(&r, "placement", "sis", 4), None);
+    let llc = preset("llc").unwrap();
+    assert_eq!((llc.topology, llc.min_llcs), ("1:2:4:2", 2));
+    assert_eq!((llc.loads)("tbench", 16), [8, 16, 32]);
+    assert_eq!(
+        calibration_pairs("llc").unwrap()[0].1.off,
+        LLC_SCHED.split(',').nth(1).unwrap()
+    );
+}
+
+#[test]
+fn calibration_pairs_kernel_and_sis() {
+    let out = "\
+bench: suite=tbench sched=eevdf run=1 load=8 mb_s=200
+bench: suite=tbench sched=eevdf:NO_SIS_UTIL run=1 load=8 mb_s=180
+bench: suite=tbench sched=sis run=1 load=8 mb_s=100
+bench: suite=tbench sched=sis:NO_SIS_UTIL run=1 load=8 mb_s=95
+";
+    let r = parse(out);
+    let plan = Plan {
+        suites: vec![(suite("tbench").unwrap(), vec![8])],
+        scheds: vec![],
+        specs: vec![],
+        runs: 1,
+        secs: 1,
+        seed: 1,
+        warmup: false,
+    };
+    let t = calibration(&r, &plan, calibration_pairs("calibrate").unwrap());
+    let row = t
+        .lines()
+        .skip_while(|l| !l.starts_with("### SIS_UTIL"))
+        .find(|l| l.starts_with("tbench mb_s"))
+        .unwrap();
+    let f: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        f[2..],
+        ["8", "200", "180", "0.900?", "100", "95", "0.950?"],
+        "{t}"
+    );
+}
+
+#[test]
+fn schedule_is_shuffled_seeded_and_complete() {
+    let plan = |seed| Plan {
+        suites: vec![
+            (suite("tbench").unwrap(), vec![1, 2, 4]),
+            (suite("wakeup").unwrap(), vec![2, 4]),
+        ],
+        scheds: vec!["a".into(), "b".into(), "c".into()],
+        specs: vec!["eevdf".into(), "sis".into(), "sis:NO_IDLE_CORE".into()],
+        runs: 5,
+        secs: 1,
+        seed,
+        warmup: true,
+    };
+    let s = plan(42).schedule();
+    assert_eq!(s, plan(42).schedule());
+    assert_ne!(s, plan(43).schedule());
+    // warm-up: every configuration and suite once, at the middle load
+    let warm: Vec<_> = s.iter().filter(|e| e.0 == 0).collect();
+    assert_eq!(warm.len(), 6);
+    assert!(warm.iter().all(|e| e.3 == [if e.2 == 0 { 2 } else { 4 }]));
+    // every run measures every configuration, suite and load exactly once
+    for run in 1..=5 {
+        for c in 0..3 {
+            for (si, loads) in [(0, vec![1, 2, 4]), (1, vec![2, 4])] {
+                let e: Vec<_> = s
+                    .iter()
+                    .filter(|e| e.0 == run && e.1 == c && e.2 == si)
+                    .collect();
+                assert_eq!(e.len(), 1);
+                let mut l = e[0].3.clone();
+                l.sort();
+                assert_eq!(l, loads);
+            }
+        }
+    }
+    // the first configuration is not always first
+    let firsts: std::collections::BTreeSet<usize> = (1..=5)
+        .map(|r| s.iter().find(|e| e.0 == r).unwrap().1)
+        .collect();
+    assert!(firsts.len() > 1, "{s:?}");
+    let cmd = plan(42).command();
+    assert!(
+        cmd.starts_with("sh /tests/bench.sh 5 1 'a=eevdf,b=sis,c=sis:NO_IDLE_CORE' '0 "),
+        "{cmd}"
+    );
+}
+
+#[test]
+fn default_load_ranges() {
+    assert_eq!(default_loads("tbench", 8), [1, 2, 4, 8, 16]);
+    assert_eq!(default_loads("wakeup", 8), [2, 4, 8, 16]);
+    assert_eq!(default_loads("cost", 8), [0, 4, 8]);
+    assert!(suite("nope").unwrap_err().to_string().contains("tbench"));
+}
