@@ -364,7 +364,7 @@ fn pooled_table(r: &Records, suite: &str, scheds: &[String], loads: &[u32]) -> S
 }
 
 /// The sched_ext ops in the order a wakeup meets them; the ops table's columns.
-const OPS: [&str; 8] = [
+pub const OPS: [&str; 8] = [
     "select_cpu",
     "enqueue",
     "dispatch",

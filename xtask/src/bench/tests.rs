@@ -351,3 +351,35 @@ fn default_load_ranges() {
     assert_eq!(default_loads("cost", 8), [0, 4, 8]);
     assert!(suite("nope").unwrap_err().to_string().contains("tbench"));
 }
+
+/// The op lists kept apart (sis-probe's names of sched_ext's ops, the cost table's
+/// columns, the programs scx_sis reports per op) agree: every column and every program
+/// scx_sis reports is an op the probe can name, and each reported program has a column.
+#[test]
+fn op_lists_agree() {
+    let root = crate::repo_root();
+    let probe = std::fs::read_to_string(root.join("tests/guest/probe.c")).unwrap();
+    let start = probe.find("scx_ops[] = {").expect("scx_ops in probe.c");
+    let end = start + probe[start..].find("};").unwrap();
+    let named: Vec<&str> = probe[start..end].split('"').skip(1).step_by(2).collect();
+    assert!(named.len() > 20, "{named:?}");
+    for op in super::report::OPS {
+        assert!(
+            named.contains(&op),
+            "cost column {op} is not a sched_ext op the probe names"
+        );
+    }
+    let sched = std::fs::read_to_string(root.join("src/scheduler.rs")).unwrap();
+    let reported: Vec<&str> = sched
+        .split("(\"")
+        .skip(1)
+        .filter_map(|t| t.split_once("\", p.sis_").map(|(n, _)| n))
+        .collect();
+    assert!(reported.len() >= 7, "{reported:?}");
+    for op in reported {
+        assert!(
+            super::report::OPS.contains(&op),
+            "scx_sis reports {op}, which has no cost column"
+        );
+    }
+}
