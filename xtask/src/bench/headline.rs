@@ -28,6 +28,7 @@ pub struct Headline {
 }
 
 const BOOTS: &[&str] = &["2026-12-02-headline-b1", "2026-12-02-headline-b2"];
+const WAKEUP_BOOTS: &[&str] = &["2026-12-02-wakeup-b1", "2026-12-02-wakeup-b2"];
 
 pub const HEADLINES: &[Headline] = &[
     Headline {
@@ -50,7 +51,7 @@ pub const HEADLINES: &[Headline] = &[
         base: "eevdf",
         den: None,
         loads: &[4, 8],
-        dirs: &["2026-12-02-eevdf-wakeup"],
+        dirs: WAKEUP_BOOTS,
     },
     Headline {
         title: "2b. the same from the waker's clock",
@@ -61,13 +62,13 @@ pub const HEADLINES: &[Headline] = &[
         base: "eevdf",
         den: None,
         loads: &[4, 8],
-        dirs: &["2026-12-02-eevdf-wakeup"],
+        dirs: WAKEUP_BOOTS,
     },
     Headline {
         title: "3. NO_IDLE_CORE against the default: idle cores missed",
         suite: "placement",
-        metric: "missed_idle_core_per_1k",
-        label: "missed an idle core /1000, tracer (lower is better)",
+        metric: "missed_given_core_per_1k",
+        label: "missed an idle core /1000 wakeups that had one, tracer (lower is better)",
         conf: "sis:NO_IDLE_CORE",
         base: "sis",
         den: None,
@@ -88,8 +89,8 @@ pub const HEADLINES: &[Headline] = &[
     Headline {
         title: "4. NO_SIS_UTIL against the default: idle cores missed",
         suite: "placement",
-        metric: "missed_idle_core_per_1k",
-        label: "missed an idle core /1000, tracer (lower is better)",
+        metric: "missed_given_core_per_1k",
+        label: "missed an idle core /1000 wakeups that had one, tracer (lower is better)",
         conf: "sis:NO_SIS_UTIL",
         base: "sis",
         den: None,

@@ -133,7 +133,41 @@ pub fn parse(output: &str) -> Records {
             put(&name, derived::value(d, &get));
         }
     }
+    conditional_rates(&mut r);
     r
+}
+
+/// The tracer's miss rates over the wakeups where an idle core (CPU) existed, from its
+/// rates over all wakeups: `missed_given_{core,cpu}_per_1k`, for every run that has
+/// the counts (also runs read back from a results folder).
+pub fn conditional_rates(r: &mut Records) {
+    let mut add = Vec::new();
+    for ((s, c, l, m), runs) in r.iter() {
+        let Some(kind) = m
+            .strip_prefix("missed_idle_")
+            .and_then(|k| k.strip_suffix("_per_1k"))
+        else {
+            continue;
+        };
+        let get = |k: &str| r.get(&(s.clone(), c.clone(), *l, k.to_string()));
+        let (Some(wakeups), Some(existed)) =
+            (get("q_wakeups"), get(&format!("idle_{kind}_existed")))
+        else {
+            continue;
+        };
+        let out: BTreeMap<u32, f64> = runs
+            .iter()
+            .filter_map(|(run, per_1k)| {
+                let (w, e) = (wakeups.get(run)?, existed.get(run)?);
+                (*e > 0.0).then(|| (*run, per_1k * w / e))
+            })
+            .collect();
+        if !out.is_empty() {
+            let key = format!("missed_given_{kind}_per_1k");
+            add.push(((s.clone(), c.clone(), *l, key), out));
+        }
+    }
+    r.extend(add);
 }
 
 pub fn mean(v: &BTreeMap<u32, f64>) -> Option<f64> {

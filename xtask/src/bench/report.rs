@@ -561,6 +561,7 @@ pub fn read_csv(path: &Path, r: &mut Records) -> Result<u32> {
             .or_default()
             .insert(run, v);
     }
+    super::parse::conditional_rates(r);
     Ok(runs)
 }
 

@@ -99,6 +99,16 @@ pub const SUITES: &[Suite] = &[
                 "stacked on a busy CPU /1000 (trace)",
                 false,
             ),
+            m(
+                "missed_given_core_per_1k",
+                "missed an idle core /1000 wakeups that had one (trace)",
+                false,
+            ),
+            m(
+                "missed_given_cpu_per_1k",
+                "missed an idle CPU /1000 wakeups that had one (trace)",
+                false,
+            ),
             m("idle_cpus_mean", "idle CPUs at wakeup, mean (trace)", true),
             m(
                 "sis_missed_idle_core_per_1k",

@@ -383,3 +383,25 @@ fn op_lists_agree() {
         );
     }
 }
+
+/// The miss rate over the wakeups that had an idle core: 225 per 1000 of 7148 wakeups,
+/// 5400 of which had one, is 298 per 1000 of those.
+#[test]
+fn conditional_miss_rate() {
+    let out = "bench: suite=placement sched=sis run=1 load=8 q_wakeups=7148 missed_idle_core_per_1k=225 idle_core_existed=5400 missed_idle_cpu_per_1k=2 idle_cpu_existed=0\n";
+    let r = parse(out);
+    let v = r[&(
+        "placement".into(),
+        "sis".into(),
+        8,
+        "missed_given_core_per_1k".into(),
+    )][&1];
+    assert!((v - 297.83).abs() < 0.01, "{v}");
+    let none = (
+        "placement".into(),
+        "sis".into(),
+        8,
+        "missed_given_cpu_per_1k".into(),
+    );
+    assert!(!r.contains_key(&none), "no idle CPU existed: no rate");
+}
