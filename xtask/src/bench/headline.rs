@@ -27,7 +27,7 @@ pub struct Headline {
     pub dirs: &'static [&'static str],
 }
 
-const BOOTS: &[&str] = &["2026-12-02-headline-b1", "2026-12-02-headline-b2"];
+const BOOTS: &[&str] = &["2026-12-02-headline-b2", "2026-12-02-headline-b3"];
 const WAKEUP_BOOTS: &[&str] = &["2026-12-02-wakeup-b1", "2026-12-02-wakeup-b2"];
 
 pub const HEADLINES: &[Headline] = &[
