@@ -584,7 +584,6 @@ impl Metrics {
         m
     }
 
-    /// Compute the percentiles and rates from the raw counters and buckets.
     /// The figures of `derived::DERIVED`, 0 where a denominator is 0.
     fn set_derived(&mut self) {
         let vals: Vec<(&str, f64)> = {
@@ -618,6 +617,7 @@ impl Metrics {
         })
     }
 
+    /// Compute the percentiles and rates from the raw counters and buckets.
     pub fn finish(&mut self) {
         self.steps = STEPS.iter().map(|s| s.name).collect::<Vec<_>>().join(" ");
         let nb = self.lat_hist.len() / LAT_CLASSES.len();

@@ -18,7 +18,7 @@ if [ "$1" = refused ]; then
 fi
 n=$(grep -c "^$K " $B)
 plan $((n + 4))
-check budget-declared "no '# budget: FACTOR MIN_EXTRA MAX' line in verifier-baseline.txt" grep -q '^# budget: [0-9]* [0-9]* [0-9]*$' $B
+check budget-declared "no '# budget: FACTOR MIN_EXTRA MAX' line in verifier-baseline.txt" grep -q '^# budget: [0-9][0-9]* [0-9][0-9]* [0-9][0-9]*$' $B
 check kernel-in-baseline "no line for $K in verifier-baseline.txt: run cargo xtask verifier" [ "$n" -gt 0 ]
 scx_sis --verifier-report >/tmp/vr.txt 2>/tmp/vr.err
 rc=$?

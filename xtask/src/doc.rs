@@ -105,11 +105,15 @@ pub fn regenerate(
     Ok((s, changed))
 }
 
-/// The decimal numbers of `text` outside backticks (`1.23`, not `7` or `6.18.15`).
-fn decimals(text: &str) -> Vec<&str> {
+/// The decimal numbers of `text` outside backticks (`1.23`, not `7` or `6.18.15`);
+/// `in_code` says whether the line starts inside a code span and is left as it ends.
+fn decimals<'a>(text: &'a str, in_code: &mut bool) -> Vec<&'a str> {
     let mut out = Vec::new();
     for (i, part) in text.split('`').enumerate() {
-        if i % 2 == 1 {
+        if i > 0 {
+            *in_code = !*in_code;
+        }
+        if *in_code {
             continue;
         }
         let b = part.as_bytes();
@@ -142,6 +146,7 @@ pub fn unquoted_numbers(text: &str) -> Vec<(usize, String)> {
     let (mut printed, mut prose) = (Vec::<f64>::new(), Vec::new());
     let (mut in_block, mut generated) = (false, false);
     let mut cited: Vec<&str> = Vec::new();
+    let mut in_code = false;
     for (n, l) in text.lines().enumerate() {
         if let Some(c) = l.strip_prefix(CITED) {
             cited.extend(c.split_whitespace());
@@ -154,7 +159,7 @@ pub fn unquoted_numbers(text: &str) -> Vec<(usize, String)> {
             let nums = l.split(|c: char| !(c.is_ascii_digit() || c == '.'));
             printed.extend(nums.filter_map(|t| t.trim_matches('.').parse::<f64>().ok()));
         } else if !in_block {
-            prose.extend(decimals(l).into_iter().map(|t| (n + 1, t)));
+            prose.extend(decimals(l, &mut in_code).into_iter().map(|t| (n + 1, t)));
         }
     }
     prose
@@ -214,7 +219,14 @@ mod tests {
     fn prose_numbers_come_from_blocks() {
         let text = "a 0.82 [0.70,0.95] and `cmd 9.99` 6.18.15 7 s 0.5\n<!-- cited: 0.5 the seed -->\n<!-- generated: cargo xtask x --from d -->\n```\nsis 0.823 [0.701,0.951]\n```\nthen 0.77 and 1.0x\n";
         assert_eq!(unquoted_numbers(text), [(7, "0.77".to_string())]);
-        assert_eq!(decimals("p 1.5. v7.3 x_2.5 (3.25)"), ["1.5", "3.25"]);
+        assert_eq!(
+            decimals("p 1.5. v7.3 x_2.5 (3.25)", &mut false),
+            ["1.5", "3.25"]
+        );
+        // a code span that wraps to the next line
+        let mut code = false;
+        assert_eq!(decimals("see `cmd --x", &mut code), Vec::<&str>::new());
+        assert_eq!(decimals("1.5` then 2.5", &mut code), ["2.5"]);
     }
 
     #[test]

@@ -16,6 +16,15 @@ pub fn kv(s: &str) -> BTreeMap<&str, &str> {
         .collect()
 }
 
+/// The figures the tracer (sis-probe trace) prints under the names scx_sis's stats use:
+/// scx_sis's own go into the records as `sis_NAME`.
+const TRACER_NAMES: &[&str] = &[
+    "missed_idle_core_per_1k",
+    "missed_idle_cpu_per_1k",
+    "stacked_per_1k",
+    "idle_cpus_mean",
+];
+
 /// Parse the guest's `bench:` and `bench-mon:` lines.
 pub fn parse(output: &str) -> Records {
     let mut r = Records::new();
@@ -125,7 +134,7 @@ pub fn parse(output: &str) -> Records {
         let get = |k: &str| v.get(k).copied().unwrap_or(0.0);
         for d in derived::DERIVED {
             // the tracer's figures carry the plain names; scx_sis's own are sis_*
-            let name = if d.name.ends_with("_per_1k") && d.name != "lost_per_1k" {
+            let name = if TRACER_NAMES.contains(&d.name) {
                 format!("sis_{}", d.name)
             } else {
                 d.name.to_string()

@@ -405,3 +405,16 @@ fn conditional_miss_rate() {
     );
     assert!(!r.contains_key(&none), "no idle CPU existed: no rate");
 }
+
+/// scx_sis's own idle-CPU mean never overwrites the tracer's figure of that name.
+#[test]
+fn own_counts_keep_their_names() {
+    let out = r#"bench: suite=placement sched=sis run=1 load=8 idle_cpus_mean=4.48
+bench-mon: suite=placement sched=sis run=1 load=8 {"q_wakeups":100,"q_nr_idle":450,"q_missed_core":5}
+"#;
+    let r = parse(out);
+    let get = |m: &str| r[&("placement".into(), "sis".into(), 8, m.into())][&1];
+    assert_eq!(get("idle_cpus_mean"), 4.48);
+    assert_eq!(get("sis_idle_cpus_mean"), 4.5);
+    assert_eq!(get("sis_missed_idle_core_per_1k"), 50.0);
+}
