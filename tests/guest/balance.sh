@@ -19,9 +19,12 @@ spread() {
 	sleep 1
 	for p in $extra; do taskset -pc 0-$((N - 1)) "$p" >/dev/null; done
 	sleep 2
+	echo "# spread: sampling" >&2
 	on0=0
 	for i in $(seq 10); do
 		for p in $extra; do [ "$(cut -d' ' -f39 /proc/"$p"/stat)" = 0 ] && on0=$((on0 + 1)); done
+		# a line now and then: with every vCPU busy a slow guest is not a hung one
+		[ $((i % 5)) = 0 ] && echo "# spread: $i of 10 reads" >&2
 		sleep 0.5
 	done
 	kill $pinned $extra; wait $pinned $extra 2>/dev/null

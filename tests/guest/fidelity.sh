@@ -19,9 +19,11 @@ hackloop() {
 
 # 1. every CPU busy: spinners on all CPUs plus hackbench. Wakeups find nothing idle, queue
 # on target and wait there; nothing is kicked, no task waits past the watchdog.
+# scx_sis is loaded first: verifying its programs while every vCPU spins takes minutes
+# of TCG time.
+sis full
 spins=""; c=0
 while [ $c -lt $N ]; do sis-probe spin $c & spins="$spins $!"; c=$((c + 1)); done
-sis full
 hb=$(hackloop 10)
 check full-still-enabled "state=$(state); $(tail -3 /tmp/f-full.log)" [ "$(state)" = enabled ]
 stop_sis
