@@ -289,15 +289,7 @@ fn plot(h: &Headline, pts: &[Point], path: &Path) -> Result<()> {
         .y_label_area_size(60)
         .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), lo..hi)
         .map_err(|e| err(&e))?;
-    let labels: Vec<String> = pts.iter().map(|p| p.0.clone()).collect();
-    let label_of = move |x: &f64| {
-        let i = x.round();
-        if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
-            labels[i as usize].clone()
-        } else {
-            String::new()
-        }
-    };
+    let label_of = super::plot::index_labels(pts.iter().map(|p| p.0.clone()).collect());
     chart
         .configure_mesh()
         .x_desc("load, boot")

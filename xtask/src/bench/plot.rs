@@ -7,6 +7,19 @@ use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 use std::path::Path;
 
+/// An x-axis formatter for points at 0, 1, 2, ...: the label of the point at x, or
+/// nothing between points.
+pub fn index_labels(labels: Vec<String>) -> impl Fn(&f64) -> String {
+    move |x: &f64| {
+        let i = x.round();
+        if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+            labels[i as usize].clone()
+        } else {
+            String::new()
+        }
+    }
+}
+
 pub fn svg(
     r: &Records,
     s: &Suite,
@@ -48,14 +61,7 @@ pub fn svg(
         .y_label_area_size(70)
         .build_cartesian_2d(-0.3f64..(loads.len() as f64 - 0.7).max(0.7), 0.0f64..ymax)
         .map_err(|e| err(&e))?;
-    let label_of = |x: &f64| {
-        let i = x.round();
-        if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < loads.len() {
-            loads[i as usize].to_string()
-        } else {
-            String::new()
-        }
-    };
+    let label_of = index_labels(loads.iter().map(u32::to_string).collect());
     chart
         .configure_mesh()
         .x_desc(format!("{} ({header})", s.load))
