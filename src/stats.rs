@@ -35,6 +35,10 @@ pub struct Metrics {
     pub target: u64,
     #[stat(desc = "Placed on prev_cpu, idle and sharing the LLC with target")]
     pub prev: u64,
+    #[stat(
+        desc = "Stacked on prev_cpu, busy, by a per-CPU kthread running alone there (is_per_cpu_kthread(current)): the wakee waits on prev's queue"
+    )]
+    pub kthread: u64,
     #[stat(desc = "Placed on p->recent_used_cpu (RECENT_USED)")]
     pub recent: u64,
     #[stat(desc = "Placed on a CPU whose whole core was idle (IDLE_CORE walk)")]
@@ -216,7 +220,7 @@ pub struct Metrics {
     #[stat(desc = "Wakeup latency max, us: upper edge of the highest non-empty bucket")]
     pub lat_max_us: f64,
     #[stat(
-        desc = "Wakeup latency by placing step: idle_core, idle_smt, idle_cpu (with fork idlest), target_prev_recent, fallback, no_select (single-CPU or migration-disabled tasks), queued (queued wakeups)"
+        desc = "Wakeup latency by placing step: idle_core, idle_smt, idle_cpu (with fork idlest), target_prev_recent, fallback (with kthread stacking), no_select (single-CPU or migration-disabled tasks), queued (queued wakeups)"
     )]
     pub lat_by_step: BTreeMap<String, LatStats>,
 
@@ -316,6 +320,7 @@ counter_table! {
     select_cpu = sis_stat_STAT_SELECT,
     target = sis_stat_STAT_TARGET,
     prev = sis_stat_STAT_PREV,
+    kthread = sis_stat_STAT_KTHREAD,
     recent = sis_stat_STAT_RECENT,
     idle_core = sis_stat_STAT_IDLE_CORE,
     idle_smt = sis_stat_STAT_IDLE_SMT,
@@ -391,6 +396,11 @@ pub const STEPS: [Step; bpf_intf::sis_steps_NR_STEPS as usize] = [
         name: "prev",
         short: "prev",
         idx: bpf_intf::sis_stat_STAT_PREV,
+    },
+    Step {
+        name: "kthread",
+        short: "kth",
+        idx: bpf_intf::sis_stat_STAT_KTHREAD,
     },
     Step {
         name: "recent",
@@ -675,8 +685,10 @@ impl Metrics {
         } else {
             n as f64
         };
+        // kthread stacking is rare (IO completions): shown in an interval that has it
         let steps: Vec<String> = STEPS
             .iter()
+            .filter(|st| st.idx != bpf_intf::sis_stat_STAT_KTHREAD || self.kthread > 0)
             .map(|st| format!("{} {:.0}", st.short, pct(self.counter(st.idx), n)))
             .collect();
         let per_s = |v: u64| {
@@ -745,6 +757,7 @@ impl Metrics {
         let placed = [
             ("target", self.target, None),
             ("prev", self.prev, None),
+            ("kthread", self.kthread, None),
             ("recent", self.recent, None),
             (
                 "target_prev_recent",

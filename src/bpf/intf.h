@@ -102,9 +102,10 @@ struct sis_ctl {
 /* Per-CPU counters, summed by the loader. */
 enum sis_stat {
 	STAT_SELECT,		/* select_cpu calls */
-	/* placements by step: these eight sum to STAT_SELECT (STAT_IDLEST is the eighth) */
+	/* placements by step: these nine sum to STAT_SELECT (STAT_IDLEST is the ninth) */
 	STAT_TARGET,
 	STAT_PREV,
+	STAT_KTHREAD,		/* per-CPU kthread stacking: prev, unclaimed, as the waker's CPU */
 	STAT_RECENT,
 	STAT_IDLE_CORE,
 	STAT_IDLE_SMT,

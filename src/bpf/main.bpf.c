@@ -378,21 +378,22 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 			if (!cpus_share_cache(cpu, prev_cpu))
 				s->cnt[STAT_MIGRATE_LLC]++;
 		}
-		if (step != STAT_FALLBACK)
+		if (step_claims(step))
 			s->cnt[STAT_DIRECT]++;
 		if (classify)
-			count_quality(s, &truth, idle, cpu, step != STAT_FALLBACK, step);
+			count_quality(s, &truth, idle, cpu, step_claims(step), step);
 		barrier();
 		WRITE_ONCE(s->seq_done, seq);
 	}
 	scx_bpf_put_idle_cpumask(idle);
 	/*
-	 * every step but the fallback claimed its CPU: hand the task over directly.
+	 * every step but the fallback and kthread stacking claimed its CPU: hand the task
+	 * over directly.
 	 * differs: not a task still carrying a direct-dispatch verdict from before a
 	 * reload (kernels without 7e0ffb72de8a WARN on a second one): the kernel then
 	 * enqueues it by that verdict, SCX_DSQ_LOCAL of the CPU we return when it was ours.
 	 */
-	if (step != STAT_FALLBACK && p->scx.ddsp_dsq_id == SCX_DSQ_INVALID) {
+	if (step_claims(step) && p->scx.ddsp_dsq_id == SCX_DSQ_INVALID) {
 		/* a CPU running only SCHED_IDLE work: wakeup_preempt_fair() preempts it at once */
 		bool preempt = !task_has_idle_policy(p) && sched_idle_cpu(cpu);
 

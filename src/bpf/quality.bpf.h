@@ -16,6 +16,7 @@ static __always_inline u32 lat_class_of(u32 step)
 	case STAT_IDLEST:
 		return LAT_IDLE_CPU;
 	case STAT_FALLBACK:
+	case STAT_KTHREAD:
 		return LAT_FALLBACK;
 	default:
 		return LAT_TARGET_PREV_RECENT;

@@ -301,6 +301,34 @@ static __always_inline bool waker_exiting(void)
 	return cur && (cur->flags & PF_EXITING);
 }
 
+/* The x86 preempt count (per CPU since 6.15: every kernel we load on). */
+extern const int __preempt_count __ksym __weak;
+
+#define SIS_SOFTIRQ_OFFSET	(1U << 8)	/* include/linux/preempt.h */
+#define SIS_HARDIRQ_MASK	(0xfU << 16)
+#define SIS_NMI_MASK		(0xfU << 20)
+
+/*
+ * in_task(): not in NMI, hard irq or softirq processing.
+ * differs: false where the kernel has no per-CPU __preempt_count; on PREEMPT_RT a
+ * softirq served in task context counts as a task (its count lives in the task there).
+ */
+static __always_inline bool in_task(void)
+{
+	const int *pc;
+
+	if (!bpf_ksym_exists(&__preempt_count))
+		return false;
+	pc = bpf_this_cpu_ptr(&__preempt_count);
+	return !(*pc & (SIS_NMI_MASK | SIS_HARDIRQ_MASK | SIS_SOFTIRQ_OFFSET));
+}
+
+/* is_per_cpu_kthread(): a kernel thread bound to one CPU. */
+static __always_inline bool is_per_cpu_kthread(struct task_struct *p)
+{
+	return (p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1;
+}
+
 /* rq->nr_running of @cpu, every class's tasks, read without its lock as fair.c reads it. */
 static __always_inline u32 rq_nr_running(s32 cpu)
 {
@@ -451,6 +479,22 @@ static __always_inline s32 wake_affine(struct task_struct *p, struct task_ctx *t
 	return target == this_cpu ? this_cpu : prev_cpu;
 }
 
+/* Whether the step that placed a wakeup claimed its CPU (or preempts SCHED_IDLE work there). */
+static __always_inline bool step_claims(u32 step)
+{
+	return step != STAT_FALLBACK && step != STAT_KTHREAD;
+}
+
+/* select_idle_sibling()'s per-CPU kthread test: the waker, on prev, is alone there. */
+static __always_inline bool kthread_stack(struct task_struct *p, s32 prev)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+
+	return cur && is_per_cpu_kthread(cur) && in_task() &&
+	       prev == bpf_get_smp_processor_id() && rq_nr_running(prev) <= 1 &&
+	       allowed(p, prev);
+}
+
 /* select_idle_sibling(), step by step; returns the CPU and the step that chose it. */
 static __always_inline s32 select_idle_sibling(struct task_struct *p, struct task_ctx *tctx,
 					       s32 prev, s32 target,
@@ -469,7 +513,15 @@ static __always_inline s32 select_idle_sibling(struct task_struct *p, struct tas
 	    choose_idle_cpu(p, idle, prev))
 		return prev;
 
-	/* differs: no per-CPU-kthread stacking (fair.c's step 3), not ported yet. */
+	/*
+	 * A per-CPU kthread waking a task whose prev is its own CPU: the wakee queued work
+	 * that is now complete, essentially a sync wakeup (IO completions). Stack on prev,
+	 * unclaimed: the wakee waits on prev's queue.
+	 * differs: no asym_fits_cpu() (no asymmetric capacity here).
+	 */
+	*step = STAT_KTHREAD;
+	if (kthread_stack(p, prev))
+		return prev;
 
 	*step = STAT_RECENT;
 	recent = tctx->recent_used_cpu;
