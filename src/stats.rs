@@ -98,7 +98,7 @@ pub struct Metrics {
     )]
     pub queued_wakeup: u64,
     #[stat(
-        desc = "Tasks queued on their own CPU's DSQ, as on fair.c's runqueue (fallback on target, queued wakeups, preempted tasks)"
+        desc = "Tasks queued on their own CPU's DSQ, as on fair.c's runqueue (fallback on target, kthread stacking on prev, queued wakeups, preempted tasks)"
     )]
     pub cpu_queued: u64,
     #[stat(
@@ -159,6 +159,10 @@ pub struct Metrics {
     )]
     pub wake_wide: u64,
     #[stat(
+        desc = "Wakeups with no SD_WAKE_AFFINE domain spanning the waker's and prev's nodes (beyond node_reclaim_distance): target = prev"
+    )]
+    pub wake_far: u64,
+    #[stat(
         desc = "Wakeups (not forks) classified against the idle masks read just before the decision (0 with --no-quality)"
     )]
     pub q_wakeups: u64,
@@ -167,7 +171,7 @@ pub struct Metrics {
     #[stat(desc = "... and the task went to a CPU whose core was not fully idle")]
     pub q_missed_core: u64,
     #[stat(
-        desc = "... of which the target, prev or recent step placed it (they take an idle CPU without testing its core, as in fair.c)"
+        desc = "... of which the target, prev, kthread or recent step placed it (they take a CPU without testing its core, as in fair.c)"
     )]
     pub q_missed_core_early: u64,
     #[stat(desc = "... of which an allowed idle CPU existed in target's LLC")]
@@ -368,6 +372,7 @@ counter_table! {
     wake_affine = sis_stat_STAT_WAKE_AFFINE,
     wa_weight = sis_stat_STAT_WA_WEIGHT,
     wake_wide = sis_stat_STAT_WAKE_WIDE,
+    wake_far = sis_stat_STAT_WAKE_FAR,
     q_wakeups = sis_stat_STAT_Q_WAKEUPS,
     q_idle_core = sis_stat_STAT_Q_IDLE_CORE,
     q_missed_core = sis_stat_STAT_Q_MISSED_CORE,
@@ -558,7 +563,7 @@ impl Metrics {
         m
     }
 
-    /// The eight placement steps; they sum to `select_cpu` exactly.
+    /// The nine placement steps; they sum to `select_cpu` exactly.
     #[cfg(test)]
     pub fn steps(&self) -> Vec<(&'static str, u64)> {
         STEPS
@@ -767,7 +772,12 @@ impl Metrics {
             ("idle_core", self.idle_core, Some("idle_core")),
             ("idle_smt", self.idle_smt, Some("idle_smt")),
             ("idle_cpu", self.idle_cpu, Some("idle_cpu")),
-            ("fallback", self.fallback, Some("fallback")),
+            // the latency class holds both: each waited on a busy CPU
+            (
+                "fallback+kthread",
+                self.fallback + self.kthread,
+                Some("fallback"),
+            ),
             ("idlest (fork)", self.idlest, None),
             ("no_select", 0, Some("no_select")),
             ("queued", self.queued_wakeup, Some("queued")),
@@ -1125,6 +1135,20 @@ mod tests {
         off.format(&mut out).unwrap();
         let s = String::from_utf8(out).unwrap();
         assert!(s.contains("feat NO_IDLE_CORE,NO_SIS_UTIL [changed]"), "{s}");
+        assert!(s.len() <= 240, "{} chars: {s}", s.len());
+        assert!(!s.contains(" kth "), "{s}");
+        // an interval with kthread stackings shows them, beside its other steps
+        let kth = Metrics {
+            kthread: 5,
+            fallback: 45,
+            features: crate::features::format(crate::features::kernel_default_mask()),
+            features_changed: 0,
+            ..off
+        };
+        let mut out = Vec::new();
+        kth.format(&mut out).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert!(s.contains("prev 0 kth 5 rec 0"), "{s}");
         assert!(s.len() <= 240, "{} chars: {s}", s.len());
     }
 }

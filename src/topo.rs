@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 const MAX_CPUS: usize = bpf_intf::consts_MAX_CPUS as usize;
 const MAX_LLCS: usize = bpf_intf::consts_MAX_LLCS as usize;
 const MAX_SIBLINGS: usize = bpf_intf::consts_MAX_SIBLINGS as usize;
+const MAX_NODES: usize = bpf_intf::consts_MAX_NODES as usize;
 /// LLC index of CPUs that are not online: shares a cache with nobody (intf.h NO_LLC).
 const NO_LLC: u32 = bpf_intf::consts_NO_LLC;
 
@@ -34,6 +35,9 @@ pub struct SisTopology {
     pub core_cpus: Vec<u32>,
     pub core_off: Vec<u32>,
     pub core_nr: Vec<u32>,
+    /// Per node, the nodes beyond node_reclaim_distance (bits); all near by default.
+    pub node_far: Vec<u64>,
+    pub node_reclaim_distance: u32,
 }
 
 /// One online CPU: (cpu, llc key, core key, node). Keys name an LLC or a core the
@@ -97,7 +101,10 @@ impl SisTopology {
             })
             .collect();
         let possible = libbpf_rs::num_possible_cpus().context("reading the possible CPUs")?;
-        Self::build(&cpus, possible, ids)
+        let mut topo = Self::build(&cpus, possible, ids)?;
+        topo.node_reclaim_distance = node_reclaim_distance();
+        topo.node_far = far_nodes(&node_distances()?, topo.node_reclaim_distance);
+        Ok(topo)
     }
 
     /// Read sysfs until what it lists is what the kernel has online, with no CPU
@@ -142,6 +149,9 @@ impl SisTopology {
         view["nodes"] = self.nr_nodes.into();
         view["smt"] = self.smt.into();
         view["online"] = self.online().into();
+        view["node_reclaim_distance"] = self.node_reclaim_distance.into();
+        let far: u32 = self.node_far.iter().map(|m| m.count_ones()).sum();
+        view["far_node_pairs"] = far.into();
     }
 
     pub fn nr_cpus(&self) -> usize {
@@ -278,6 +288,10 @@ impl SisTopology {
         fill(&mut b.core_cpus, &self.core_cpus, 0);
         fill(&mut b.core_off, &self.core_off, 0);
         fill(&mut b.core_nr, &self.core_nr, 0);
+        let mut far = [0u64; MAX_NODES];
+        far[..self.node_far.len().min(MAX_NODES)]
+            .copy_from_slice(&self.node_far[..self.node_far.len().min(MAX_NODES)]);
+        b.node_far = far;
         let mut mask = [[0u64; MAX_CPUS / 64]; MAX_LLCS];
         for (llc, (&off, &nr)) in self.llc_off.iter().zip(&self.llc_nr).enumerate() {
             for &cpu in &self.llc_cpus[off as usize..(off + nr) as usize] {
@@ -306,6 +320,57 @@ fn hotplug_settled() -> Result<bool> {
     Ok(true)
 }
 
+/// node_reclaim_distance as x86 sets it: 32 on AMD Zen (family 0x17 and later,
+/// init_amd_zen_common()), else RECLAIM_DISTANCE, 30.
+pub fn node_reclaim_distance() -> u32 {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| {
+        info.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split(':').nth(1))
+            .map(|v| v.trim().to_string())
+    };
+    let amd = field("vendor_id").as_deref() == Some("AuthenticAMD");
+    let family: u32 = field("cpu family")
+        .and_then(|f| f.parse().ok())
+        .unwrap_or(0);
+    if amd && family >= 0x17 {
+        32
+    } else {
+        30
+    }
+}
+
+/// The SLIT distance between every two online nodes: (node, node, distance).
+fn node_distances() -> Result<Vec<(usize, usize, u32)>> {
+    let dir = "/sys/devices/system/node";
+    let Ok(online) = std::fs::read_to_string(format!("{dir}/online")) else {
+        return Ok(Vec::new()); // no NUMA support: one node
+    };
+    let nodes = parse_cpu_list(online.trim()).context("parsing the online nodes")?;
+    let mut v = Vec::new();
+    for &n in &nodes {
+        let path = format!("{dir}/node{n}/distance");
+        let s = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
+        for (&m, d) in nodes.iter().zip(s.split_whitespace()) {
+            v.push((n, m, d.parse().with_context(|| format!("parsing {path}"))?));
+        }
+    }
+    Ok(v)
+}
+
+/// sd_init(): a NUMA level beyond node_reclaim_distance has no SD_WAKE_AFFINE or
+/// SD_BALANCE_FORK; the lowest level spanning two nodes is at their distance.
+pub fn far_nodes(dist: &[(usize, usize, u32)], reclaim: u32) -> Vec<u64> {
+    let mut far = vec![0u64; MAX_NODES];
+    for &(n, m, d) in dist {
+        if n != m && n < MAX_NODES && m < MAX_NODES && d > reclaim {
+            far[n] |= 1 << m;
+        }
+    }
+    far
+}
+
 /// /sys/devices/system/cpu/online, as CPU ids.
 pub fn online_cpus() -> Result<Vec<usize>> {
     let path = "/sys/devices/system/cpu/online";
@@ -327,6 +392,25 @@ fn parse_cpu_list(s: &str) -> Result<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn far_nodes_beyond_reclaim_distance() {
+        // four nodes as a 4-socket machine: 21 to the neighbours, 31 across
+        let d = [
+            [10, 21, 31, 21],
+            [21, 10, 21, 31],
+            [31, 21, 10, 21],
+            [21, 31, 21, 10],
+        ];
+        let dist: Vec<_> = (0..4)
+            .flat_map(|n| (0..4).map(move |m| (n, m, d[n][m])))
+            .collect();
+        let far = far_nodes(&dist, 30);
+        assert_eq!(&far[..4], &[0b0100, 0b1000, 0b0001, 0b0010]);
+        // AMD Zen's 32 keeps them all within
+        assert!(far_nodes(&dist, 32).iter().all(|&m| m == 0));
+        assert!(far_nodes(&[], 30).iter().all(|&m| m == 0));
+    }
 
     #[test]
     fn adjacent_siblings_one_llc() {

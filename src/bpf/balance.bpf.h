@@ -633,7 +633,8 @@ static __always_inline s32 sched_balance_find_dst_group(s32 cpu, u32 lvl)
 	sg_init(idlest);
 	bpf_for(i, 0, domain_nr(lvl, cpu)) {
 		g = domain_group(lvl, cpu, i);
-		if (g < 0 || g == mine)
+		/* a node beyond node_reclaim_distance is in no SD_BALANCE_FORK domain */
+		if (g < 0 || g == mine || (lvl == SD_LVL_SYS && node_far_of(mine, g)))
 			continue;
 		update_sg_lb_stats(sg, lvl, g, now);
 		if (!sg->group_weight)

@@ -133,6 +133,7 @@ enum sis_stat {
 	STAT_WAKE_AFFINE,	/* WAKE_AFFINE moved target to the waker's CPU */
 	STAT_WA_WEIGHT,		/* ... of which by WA_WEIGHT (the waker's CPU the lighter) */
 	STAT_WAKE_WIDE,		/* wake_wide(): flips too many for an affine wakeup, target = prev */
+	STAT_WAKE_FAR,		/* no SD_WAKE_AFFINE domain spans the waker's and prev's nodes */
 	STAT_FORK_LOADED,	/* fork fallbacks sent to the least loaded CPU, not the parent's */
 	/*
 	 * Placement quality, read from the kernel's idle masks (the task's allowed
@@ -149,7 +150,7 @@ enum sis_stat {
 	STAT_Q_MISSED_CORE_EARLY, /* missed cores placed by target/prev/recent (no core test) */
 	/* the kernel's queueing and balancing, emulated around the search */
 	STAT_QUEUED_WAKEUP,	/* wakeups that reached enqueue without select_cpu (TTWU_QUEUE on-CPU) */
-	STAT_CPU_QUEUED,	/* tasks queued on their own CPU's DSQ (fallback, queued wakeup, requeue) */
+	STAT_CPU_QUEUED,	/* tasks queued on their own CPU's DSQ (fallback, kthread, queued wakeup, requeue) */
 	STAT_PULL,		/* newidle balance: a task taken from another CPU's DSQ in the LLC */
 	STAT_TICK_KICK,		/* nohz kick: a tick with tasks waiting woke an idle CPU to pull */
 	STAT_IDLE_KICK,		/* IDLE_KICK: an idle CPU kicked at enqueue */

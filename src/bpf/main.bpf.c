@@ -57,6 +57,7 @@ u32 core_cpus[MAX_CPUS];	/* siblings of each core, core after core */
 u32 core_off[MAX_CPUS];
 u32 core_nr[MAX_CPUS];
 u64 llc_mask[MAX_LLCS][MAX_CPUS / 64];	/* CPUs of each LLC, as bits */
+u64 node_far[MAX_NODES];	/* nodes beyond node_reclaim_distance of each node, as bits */
 u64 hotplug_seq;		/* CPU hotplug events since load */
 
 /*
@@ -473,8 +474,9 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	/*
-	 * fair.c: the task waits on task_cpu(p)'s runqueue: target after a fallback, the CPU
-	 * it is still on for a queued wakeup, its own for a preempted task. ttwu's
+	 * fair.c: the task waits on task_cpu(p)'s runqueue: target after a fallback, prev
+	 * after kthread stacking, the CPU it is still on for a queued wakeup, its own for a
+	 * preempted task. ttwu's
 	 * wakeup_preempt() reschedules that CPU if it is idle (no kick needed from here);
 	 * only a balance (sis_dispatch, sis_tick) moves the task elsewhere.
 	 */

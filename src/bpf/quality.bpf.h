@@ -124,8 +124,9 @@ static __always_inline void count_quality(struct sis_cpu_stats *s, const struct 
 		s->cnt[STAT_Q_IDLE_CORE]++;
 		if (!claimed || !core_was_idle(idle, cpu)) {
 			s->cnt[STAT_Q_MISSED_CORE]++;
-			/* the first steps take an idle CPU without asking about its core */
-			if (step == STAT_TARGET || step == STAT_PREV || step == STAT_RECENT)
+			/* the first steps take a CPU without asking about its core */
+			if (step == STAT_TARGET || step == STAT_PREV || step == STAT_KTHREAD ||
+			    step == STAT_RECENT)
 				s->cnt[STAT_Q_MISSED_CORE_EARLY]++;
 		}
 	}

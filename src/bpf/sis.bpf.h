@@ -455,10 +455,23 @@ static __always_inline s32 wake_affine_weight(struct task_ctx *tctx, struct task
 }
 
 /*
+ * Whether no SD_WAKE_AFFINE (nor SD_BALANCE_FORK) domain spans CPUs @a and @b: sd_init()
+ * clears both on the NUMA levels beyond node_reclaim_distance.
+ */
+static __always_inline bool node_far_of(u32 na, u32 nb)
+{
+	return na != nb && ((node_far[na & (MAX_NODES - 1)] >> (nb & 63)) & 1);
+}
+
+static __always_inline bool nodes_far(s32 a, s32 b)
+{
+	return node_far_of(cpu_node[CPU_IDX(a)], cpu_node[CPU_IDX(b)]);
+}
+
+/*
  * wake_affine(): the waker's CPU or prev_cpu as select_idle_sibling()'s target, by
- * WA_IDLE, then WA_WEIGHT. WAKE_AFFINE off: prev_cpu, as without SD_WAKE_AFFINE.
- * differs: every pair of CPUs is taken to share an SD_WAKE_AFFINE domain (fair.c clears
- * it on NUMA levels beyond node_reclaim_distance).
+ * WA_IDLE, then WA_WEIGHT. WAKE_AFFINE off, or no SD_WAKE_AFFINE domain spanning both
+ * CPUs: prev_cpu, as select_task_rq_fair() then has no affine domain.
  */
 static __always_inline s32 wake_affine(struct task_struct *p, struct task_ctx *tctx,
 				       struct task_ctx *waker, s32 prev_cpu, u64 wake_flags,
@@ -469,6 +482,10 @@ static __always_inline s32 wake_affine(struct task_struct *p, struct task_ctx *t
 
 	if (!feat(feats, FEAT_WAKE_AFFINE) || this_cpu == prev_cpu || !allowed(p, this_cpu))
 		return prev_cpu;
+	if (nodes_far(this_cpu, prev_cpu)) {
+		stat_inc(STAT_WAKE_FAR);
+		return prev_cpu;
+	}
 	if (feat(feats, FEAT_WA_IDLE))
 		target = wake_affine_idle(this_cpu, prev_cpu, sync, idle);
 	if (feat(feats, FEAT_WA_WEIGHT) && target < 0) {
@@ -517,7 +534,8 @@ static __always_inline s32 select_idle_sibling(struct task_struct *p, struct tas
 	 * A per-CPU kthread waking a task whose prev is its own CPU: the wakee queued work
 	 * that is now complete, essentially a sync wakeup (IO completions). Stack on prev,
 	 * unclaimed: the wakee waits on prev's queue.
-	 * differs: no asym_fits_cpu() (no asymmetric capacity here).
+	 * differs: no asym_fits_cpu() (no asymmetric capacity here); prev must be allowed
+	 * (fair.c leaves a disallowed prev to select_fallback_rq()).
 	 */
 	*step = STAT_KTHREAD;
 	if (kthread_stack(p, prev))
@@ -617,8 +635,11 @@ static __always_inline s32 idlest_in_llc(struct task_struct *p, u32 llc)
  * ties), then an idle core and an idle CPU in that LLC; with nothing idle, on 7.2+ the
  * least loaded CPU by the same walk on load. sched_ext never asks us on exec
  * (select_task_rq_scx() keeps an exec'ing task where it is).
+ * The nodes beyond node_reclaim_distance of the parent's are out (no SD_BALANCE_FORK
+ * domain spans them).
  * differs: while CPUs are idle, groups are compared by idle CPUs only (not load or
- * util); no adjust_numa_imbalance() or node_reclaim_distance cut.
+ * util); no adjust_numa_imbalance(); when the chosen LLC's idle CPUs went meanwhile,
+ * the other LLCs within reach are searched in index order.
  */
 __noinline s32 sched_balance_find_dst_group_sys(s32 cpu);
 __noinline s32 sched_balance_find_dst_group_node(s32 cpu);
@@ -649,6 +670,8 @@ static __always_inline s32 find_idlest_cpu(struct task_struct *p, s32 prev_cpu,
 		my_node = NODE_IDX(llc_node[my_llc]);
 		best_node = my_node;
 		bpf_for(n, 0, MAX_NODES) {
+			if (node_far_of(my_node, n))
+				continue;
 			if (sc->node_idle[NODE_IDX(n)] > sc->node_idle[best_node])
 				best_node = NODE_IDX(n);
 		}
@@ -666,8 +689,18 @@ static __always_inline s32 find_idlest_cpu(struct task_struct *p, s32 prev_cpu,
 			if (cpu >= 0)
 				return cpu;
 		}
+		/* the chosen LLC's idle CPUs were taken meanwhile: another LLC within reach */
+		bpf_for(llc, 0, nr_llcs) {
+			if (llc == best_llc || !sc->llc_idle[LLC_IDX(llc)] ||
+			    node_far_of(my_node, llc_node[LLC_IDX(llc)]))
+				continue;
+			cpu = idlest_in_llc(p, llc);
+			if (cpu >= 0)
+				return cpu;
+		}
+		goto loaded;
 	}
-	/* the chosen LLC's idle CPUs were taken meanwhile (or prev is unknown): anywhere */
+	/* prev is unknown: anywhere */
 	if (smt_enabled) {
 		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, SCX_PICK_IDLE_CORE);
 		if (cpu >= 0)
@@ -676,6 +709,7 @@ static __always_inline s32 find_idlest_cpu(struct task_struct *p, s32 prev_cpu,
 	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 	if (cpu >= 0)
 		return cpu;
+loaded:
 	*step = STAT_FALLBACK;
 	if (!busy_balance)
 		return prev_cpu;

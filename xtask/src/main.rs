@@ -103,6 +103,9 @@ pub struct GuestOpts {
     /// One NUMA node per socket.
     #[arg(long)]
     numa: bool,
+    /// With --numa: the distance between every two nodes (qemu's default: 20).
+    #[arg(long, requires = "numa", value_parser = clap::value_parser!(u32).range(11..=254))]
+    numa_distance: Option<u32>,
     /// Guest memory in MiB.
     #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(256..))]
     mem: u32,
@@ -213,6 +216,7 @@ impl GuestOpts {
             kernel,
             topology: self.topology,
             numa: self.numa,
+            numa_distance: self.numa_distance,
             mem_mib: self.mem,
             with,
             dirs: vec![(repo_root().join("tests/guest"), "/tests".into())],

@@ -35,6 +35,8 @@ pub struct VmConfig {
     pub kernel: Kernel,
     pub topology: Topology,
     pub numa: bool,
+    /// With `numa`: the SLIT distance between every two nodes (qemu's default is 20).
+    pub numa_distance: Option<u32>,
     pub mem_mib: u32,
     /// Extra host binaries for the guest's PATH.
     pub with: Vec<PathBuf>,
@@ -298,6 +300,12 @@ fn qemu_args(cfg: &VmConfig, initrd: &Path) -> Vec<String> {
                 s * per_node,
                 (s + 1) * per_node - 1
             ));
+        }
+        for (src, dst) in (0..t.sockets).flat_map(|i| (0..t.sockets).map(move |j| (i, j))) {
+            if let (Some(d), true) = (cfg.numa_distance, src != dst) {
+                a.push("-numa".into());
+                a.push(format!("dist,src={src},dst={dst},val={d}"));
+            }
         }
     } else {
         a.push("-m".into());

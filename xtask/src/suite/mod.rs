@@ -29,6 +29,8 @@ pub(crate) struct VmTest {
     pub(crate) kernel: Kernel,
     pub(crate) topo: String,
     pub(crate) numa: bool,
+    /// The distance between nodes (the suite's `numadist=N`), qemu's 20 when None.
+    pub(crate) numa_distance: Option<u32>,
     /// CPUs brought online at boot, fewer than the topology's (the suite's `maxcpus=N`).
     pub(crate) maxcpus: Option<u32>,
     pub(crate) cmd: String,
@@ -272,6 +274,10 @@ mod tests {
         let s = parse_spec("big.sh", "big 1:4:2 newest 900 numa maxcpus=6").unwrap();
         assert_eq!((s.maxcpus, s.numa), (Some(6), true));
         assert!(parse_spec("big.sh", "big 1:4:2 newest 9 maxcpus=x").is_err());
+        let s = parse_spec("f.sh", "far 2:2:2 newest 300 numa numadist=40").unwrap();
+        assert_eq!((s.numa, s.numa_distance), (true, Some(40)));
+        let e = parse_spec("f.sh", "far 2:2:2 newest 300 numadist=40").unwrap_err();
+        assert!(e.contains("numadist= needs numa"), "{e}");
         let s = parse_spec("counters.sh", "counters 2:2:2 every 400 numa").unwrap();
         assert!(s.numa && s.on == On::Every && s.cmd == "sh /tests/counters.sh");
         assert_eq!(

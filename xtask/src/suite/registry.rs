@@ -20,7 +20,7 @@ pub(crate) enum On {
 }
 
 /// One `# suite:` line of a guest script: a VM test, declared beside the checks it runs.
-/// `# suite: NAME TOPOLOGY every|newest|lines TIMEOUT_S [numa] [rc=N] [-- ARGS]` runs
+/// `# suite: NAME TOPOLOGY every|newest|lines TIMEOUT_S [numa] [numadist=N] [rc=N] [-- ARGS]` runs
 /// `sh /tests/SCRIPT ARGS` in a guest of that topology on the full suite's kernels,
 /// the newest one, or every supported line (named NAME-VERSION unless newest),
 /// expecting exit status N (default 0).
@@ -35,6 +35,8 @@ pub(crate) struct Spec {
     /// `maxcpus=N`: the kernel brings only N CPUs online at boot (its maxcpus= option);
     /// the others are possible and present but offline when scx_sis loads.
     pub(crate) maxcpus: Option<u32>,
+    /// `numadist=N`: the SLIT distance between every two nodes (with `numa`).
+    pub(crate) numa_distance: Option<u32>,
     pub(crate) cmd: String,
 }
 
@@ -64,18 +66,23 @@ pub(crate) fn parse_spec(script: &str, line: &str) -> Result<Spec, String> {
     let timeout = timeout
         .parse()
         .map_err(|_| format!("{script}: suite {name}: timeout '{timeout}' is not seconds"))?;
-    let (mut numa, mut rc, mut maxcpus) = (false, 0, None);
+    let (mut numa, mut rc, mut maxcpus, mut numa_distance) = (false, 0, None, None);
     for opt in rest {
         let bad = || format!("{script}: suite {name}: bad {opt}");
         if let Some(n) = opt.strip_prefix("rc=") {
             rc = n.parse().map_err(|_| bad())?;
         } else if let Some(n) = opt.strip_prefix("maxcpus=") {
             maxcpus = Some(n.parse().map_err(|_| bad())?);
+        } else if let Some(n) = opt.strip_prefix("numadist=") {
+            numa_distance = Some(n.parse().map_err(|_| bad())?);
         } else if *opt == "numa" {
             numa = true;
         } else {
             return Err(format!("{script}: suite {name}: unknown option '{opt}'"));
         }
+    }
+    if numa_distance.is_some() && !numa {
+        return Err(format!("{script}: suite {name}: numadist= needs numa"));
     }
     Ok(Spec {
         name: name.to_string(),
@@ -85,6 +92,7 @@ pub(crate) fn parse_spec(script: &str, line: &str) -> Result<Spec, String> {
         numa,
         rc,
         maxcpus,
+        numa_distance,
         cmd: format!("sh /tests/{script}{args}"),
     })
 }
@@ -136,6 +144,7 @@ pub(crate) fn vm_tests(ks: &TestKernels) -> Result<Vec<VmTest>> {
                 kernel: k.clone(),
                 topo: s.topo.clone(),
                 numa: s.numa,
+                numa_distance: s.numa_distance,
                 maxcpus: s.maxcpus,
                 cmd: if refused {
                     format!("{} refused", s.cmd)

@@ -22,6 +22,7 @@ pub(crate) fn test_guest(
         kernel: kernel.clone(),
         topology,
         numa,
+        numa_distance: None,
         mem_mib: 2048,
         with: vec![scx_sis_bin(), probe.to_path_buf()],
         dirs: vec![(repo_root().join("tests/guest"), "/tests".into())],
@@ -41,6 +42,7 @@ pub(crate) fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tal
     let start = Instant::now();
     let topology = t.topo.parse::<Topology>().expect("valid test topology");
     let mut cfg = test_guest(&t.kernel, topology, t.numa, probe, t.timeout, 120);
+    cfg.numa_distance = t.numa_distance;
     if let Some(n) = t.maxcpus {
         cfg.kernel_args = format!("maxcpus={n}");
     }
@@ -73,7 +75,11 @@ pub(crate) fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tal
         t.name,
         t.kernel.version,
         t.topo,
-        if t.numa { " numa" } else { "" },
+        match (t.numa, t.numa_distance) {
+            (true, Some(d)) => format!(" numa, distance {d}"),
+            (true, None) => " numa".into(),
+            _ => String::new(),
+        },
         t.timeout,
         100.0 * took / t.timeout as f64
     );
