@@ -17,12 +17,18 @@ wait_state() {
 	while [ "$(state)" != "$1" ] && [ $i -lt $(($2 * 10)) ]; do sleep 0.1; i=$((i + 1)); done
 	[ "$(state)" = "$1" ]
 }
-# start_sis LOG ARGS...: start scx_sis in the background, wait until enabled
+# start_sis LOG ARGS...: start scx_sis in the background, wait until enabled (a line
+# every 20 s while the verifier works: under TCG beside busy CPUs it can take a minute)
 start_sis() {
 	log=$1; shift
 	scx_sis --totals-json "$@" >"$log" 2>&1 &
 	SIS_PID=$!
-	wait_state enabled 60 || return 1
+	local w
+	for w in 20 40 60; do
+		wait_state enabled 20 && break
+		[ $w = 60 ] && return 1
+		echo "# scx_sis not enabled after $w s (state $(state))"
+	done
 	# the loader writes its status file just after attaching
 	i=0
 	while [ "$(status pid)" != "$SIS_PID" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done

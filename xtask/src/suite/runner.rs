@@ -33,6 +33,12 @@ pub(crate) fn test_guest(
     }
 }
 
+/// A suite guest silent this long has hung. Single-threaded TCG runs every vCPU on one
+/// host thread, so a 16- or 64-vCPU guest on a busy 2-core host can spend minutes in
+/// one step (a scheduler load beside pinned spinners, 200 timer wakeups): 120 s was
+/// passed that way while no guest had hung. Each test's own timeout still bounds it.
+const SILENCE_S: u64 = 240;
+
 /// The guest stopped printing before its init ran (no `MARK_UP`).
 fn stalled_before_init(r: &vm::VmResult) -> bool {
     r.code == vm::EXIT_NO_BOOT && r.boot_secs == 0.0 && r.failure.is_some()
@@ -41,7 +47,7 @@ fn stalled_before_init(r: &vm::VmResult) -> bool {
 pub(crate) fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tally>) {
     let start = Instant::now();
     let topology = t.topo.parse::<Topology>().expect("valid test topology");
-    let mut cfg = test_guest(&t.kernel, topology, t.numa, probe, t.timeout, 120);
+    let mut cfg = test_guest(&t.kernel, topology, t.numa, probe, t.timeout, SILENCE_S);
     cfg.numa_distance = t.numa_distance;
     if let Some(n) = t.maxcpus {
         cfg.kernel_args = format!("maxcpus={n}");
