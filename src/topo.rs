@@ -103,7 +103,12 @@ impl SisTopology {
         let possible = libbpf_rs::num_possible_cpus().context("reading the possible CPUs")?;
         let mut topo = Self::build(&cpus, possible, ids)?;
         topo.node_reclaim_distance = node_reclaim_distance();
-        topo.node_far = far_nodes(&node_distances()?, topo.node_reclaim_distance);
+        // unreadable distances (a node coming online meanwhile) leave every node near
+        let dist = node_distances().unwrap_or_else(|e| {
+            log::warn!("NUMA distances not read ({e:#}): every node taken as near");
+            Vec::new()
+        });
+        topo.node_far = far_nodes(&dist, topo.node_reclaim_distance);
         Ok(topo)
     }
 
@@ -239,6 +244,9 @@ impl SisTopology {
         nodes.sort_unstable();
         nodes.dedup();
         t.nr_nodes = nodes.len();
+        if let Some(&n) = nodes.last().filter(|&&n| n as usize >= MAX_NODES) {
+            bail!("NUMA node {n}: scx_sis supports node ids below {MAX_NODES}");
+        }
         Ok(t)
     }
 
@@ -321,7 +329,8 @@ fn hotplug_settled() -> Result<bool> {
 }
 
 /// node_reclaim_distance as x86 sets it: 32 on AMD Zen (family 0x17 and later,
-/// init_amd_zen_common()), else RECLAIM_DISTANCE, 30.
+/// init_amd_zen_common()), else RECLAIM_DISTANCE, 30. differs: a Zen model newer than
+/// the running kernel knows keeps 30 there.
 pub fn node_reclaim_distance() -> u32 {
     let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let field = |name: &str| {
@@ -352,7 +361,14 @@ fn node_distances() -> Result<Vec<(usize, usize, u32)>> {
     for &n in &nodes {
         let path = format!("{dir}/node{n}/distance");
         let s = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
-        for (&m, d) in nodes.iter().zip(s.split_whitespace()) {
+        let row: Vec<&str> = s.split_whitespace().collect();
+        anyhow::ensure!(
+            row.len() == nodes.len(),
+            "{path} lists {} distances for {} online nodes",
+            row.len(),
+            nodes.len()
+        );
+        for (&m, d) in nodes.iter().zip(row) {
             v.push((n, m, d.parse().with_context(|| format!("parsing {path}"))?));
         }
     }
@@ -407,6 +423,8 @@ mod tests {
             .collect();
         let far = far_nodes(&dist, 30);
         assert_eq!(&far[..4], &[0b0100, 0b1000, 0b0001, 0b0010]);
+        // at node_reclaim_distance itself a level keeps SD_WAKE_AFFINE
+        assert!(far_nodes(&dist, 31).iter().all(|&m| m == 0));
         // AMD Zen's 32 keeps them all within
         assert!(far_nodes(&dist, 32).iter().all(|&m| m == 0));
         assert!(far_nodes(&[], 30).iter().all(|&m| m == 0));

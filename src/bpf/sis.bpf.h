@@ -458,6 +458,8 @@ static __always_inline s32 wake_affine_weight(struct task_ctx *tctx, struct task
  * Whether no SD_WAKE_AFFINE (nor SD_BALANCE_FORK) domain spans CPUs @a and @b: sd_init()
  * clears both on the NUMA levels beyond node_reclaim_distance.
  */
+_Static_assert(MAX_NODES <= 64, "node_far holds one bit per node in a u64");
+
 static __always_inline bool node_far_of(u32 na, u32 nb)
 {
 	return na != nb && ((node_far[na & (MAX_NODES - 1)] >> (nb & 63)) & 1);
