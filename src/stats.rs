@@ -1106,6 +1106,11 @@ mod tests {
 
     #[test]
     fn format_is_one_line() {
+        let line = |m: &Metrics| {
+            let mut out = Vec::new();
+            m.format(&mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
         let m = Metrics {
             select_cpu: 100,
             idle_core: 50,
@@ -1114,9 +1119,7 @@ mod tests {
             features: crate::features::format(crate::features::kernel_default_mask()),
             ..Default::default()
         };
-        let mut out = Vec::new();
-        m.format(&mut out).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let s = line(&m);
         assert_eq!(s.lines().count(), 1);
         assert!(s.contains("core 50"), "{s}");
         assert!(s.trim_end().ends_with("feat default"), "{s}");
@@ -1131,9 +1134,7 @@ mod tests {
             features_changed: 1,
             ..m
         };
-        let mut out = Vec::new();
-        off.format(&mut out).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let s = line(&off);
         assert!(s.contains("feat NO_IDLE_CORE,NO_SIS_UTIL [changed]"), "{s}");
         assert!(s.len() <= 240, "{} chars: {s}", s.len());
         assert!(!s.contains(" kth "), "{s}");
@@ -1145,9 +1146,7 @@ mod tests {
             features_changed: 0,
             ..off
         };
-        let mut out = Vec::new();
-        kth.format(&mut out).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let s = line(&kth);
         assert!(s.contains("prev 0 kth 5 rec 0"), "{s}");
         assert!(s.len() <= 240, "{} chars: {s}", s.len());
     }
