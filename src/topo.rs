@@ -69,6 +69,11 @@ impl SisTopology {
     /// failed read is retried for up to a second (a restart after hotplug races with
     /// the next hotplug event).
     pub fn read(ids: &mut Ids) -> Result<Self> {
+        Ok(Self::read_cpus(ids)?.with_nodes())
+    }
+
+    /// The CPU part of read(): what a hotplug changes, so what read_settled() retries.
+    fn read_cpus(ids: &mut Ids) -> Result<Self> {
         let mut tries = 0;
         let t = loop {
             match Topology::new() {
@@ -101,15 +106,19 @@ impl SisTopology {
             })
             .collect();
         let possible = libbpf_rs::num_possible_cpus().context("reading the possible CPUs")?;
-        let mut topo = Self::build(&cpus, possible, ids)?;
-        topo.node_reclaim_distance = node_reclaim_distance();
-        // unreadable distances (a node coming online meanwhile) leave every node near
+        Self::build(&cpus, possible, ids)
+    }
+
+    /// The nodes beyond node_reclaim_distance of each other, read once per topology;
+    /// unreadable distances (a node coming online meanwhile) leave every node near.
+    fn with_nodes(mut self) -> Self {
+        self.node_reclaim_distance = node_reclaim_distance();
         let dist = node_distances().unwrap_or_else(|e| {
             log::warn!("NUMA distances not read ({e:#}): every node taken as near");
             Vec::new()
         });
-        topo.node_far = far_nodes(&dist, topo.node_reclaim_distance);
-        Ok(topo)
+        self.node_far = far_nodes(&dist, self.node_reclaim_distance);
+        self
     }
 
     /// Read sysfs until what it lists is what the kernel has online, with no CPU
@@ -122,10 +131,10 @@ impl SisTopology {
             let want = online_cpus()?;
             if hotplug_settled()? {
                 let mut trial = ids.clone();
-                let t = Self::read(&mut trial)?;
+                let t = Self::read_cpus(&mut trial)?;
                 if hotplug_settled()? && online_cpus()? == want && t.online() == want {
                     *ids = trial;
-                    return Ok(t);
+                    return Ok(t.with_nodes());
                 }
                 last = format!(
                     "sysfs lists CPUs {:?}, the kernel has {want:?} online",
@@ -281,7 +290,7 @@ impl SisTopology {
     /// The arrays the BPF side walks, each built whole and then copied over the old
     /// one, so that a reader never sees a CPU half-moved through an empty state.
     pub fn write_maps(&self, b: &mut bss) {
-        fn fill<const N: usize>(dst: &mut [u32; N], src: &[u32], rest: u32) {
+        fn fill<T: Copy, const N: usize>(dst: &mut [T; N], src: &[T], rest: T) {
             let mut a = [rest; N];
             a[..src.len()].copy_from_slice(src);
             *dst = a;
@@ -296,10 +305,7 @@ impl SisTopology {
         fill(&mut b.core_cpus, &self.core_cpus, 0);
         fill(&mut b.core_off, &self.core_off, 0);
         fill(&mut b.core_nr, &self.core_nr, 0);
-        let mut far = [0u64; MAX_NODES];
-        far[..self.node_far.len().min(MAX_NODES)]
-            .copy_from_slice(&self.node_far[..self.node_far.len().min(MAX_NODES)]);
-        b.node_far = far;
+        fill(&mut b.node_far, &self.node_far, 0);
         let mut mask = [[0u64; MAX_CPUS / 64]; MAX_LLCS];
         for (llc, (&off, &nr)) in self.llc_off.iter().zip(&self.llc_nr).enumerate() {
             for &cpu in &self.llc_cpus[off as usize..(off + nr) as usize] {
