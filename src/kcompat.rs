@@ -25,7 +25,6 @@ pub const SET_SLICE: usize = 0;
 pub const REENQ_ANYWHERE: usize = 1;
 #[cfg(test)]
 pub const DSQ_PEEK: usize = 2;
-pub const BUSY_BALANCE: usize = 3;
 
 pub const CAPS: &[Cap] = &[
     Cap {
@@ -51,14 +50,6 @@ pub const CAPS: &[Cap] = &[
         what: "scx_bpf_dsq_peek() reads a queue's head without locking (6.19 and 7.0 have it, but it can miss a FIFO queue's head)",
         without: "reads a queue's head through a DSQ iterator",
         ksyms: &["scx_bpf_dsq_peek"],
-        by_version: true,
-    },
-    Cap {
-        name: "busy_balance",
-        since: (7, 2),
-        what: "the periodic balance of busy CPUs and a fork's least-loaded fallback (balance.bpf.h); older verifiers process 150k-250k instructions more for them, past the suite's verifier budget (tests/guest/verifier-baseline.txt)",
-        without: "no periodic balance of busy CPUs (work moves only to a CPU about to idle or kicked by a tick), and a fork that finds nothing idle stays on the parent's CPU",
-        ksyms: &["scx_bpf_dsq_move_vtime"],
         by_version: true,
     },
 ];

@@ -473,7 +473,6 @@ fn load_skel<'a>(
     ro.normalized_slice_ns = eevdf::NORMALIZED_BASE_SLICE_NS;
     ro.tick_ns = eevdf::tick_ns(&release);
     ro.requeue_preempted = !have[kcompat::REENQ_ANYWHERE];
-    ro.busy_balance = have[kcompat::BUSY_BALANCE];
     ro.test_verifier_reject = opts.test_verifier_reject;
     ro.test_runtime_error = opts.test_runtime_error;
     ro.quality = !opts.no_quality;

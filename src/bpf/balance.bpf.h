@@ -233,15 +233,26 @@ static __always_inline bool detach_one(s32 src, s32 dst, u32 lvl)
 	return detach_task(src, dst, lvl, DETACH_TO_LOCAL, -1);
 }
 
-/* One CPU's part of update_sg_lb_stats(). */
-static __always_inline void sg_add_cpu(struct sis_sg_stats *s, s32 c, u64 now)
+/* Where update_sg_lb_stats() sums: the scratch's local group or the current one. */
+enum sg_slot { SG_LOCAL, SG_CUR };
+
+static __always_inline struct sis_sg_stats *sg_slot(u32 slot)
 {
+	struct lb_scratch *sc = lb_scratch();
+
+	return slot == SG_LOCAL ? &sc->local : &sc->sg;
+}
+
+/* One CPU's part of update_sg_lb_stats(), into @slot; global, as that is. */
+__noinline int sg_add_cpu(u32 slot, s32 c, u64 now)
+{
+	struct sis_sg_stats *s = sg_slot(slot);
 	struct cpu_pelt *pc = &cpu_pelts[CPU_IDX(c)];
 	u64 load, cap, util;
 	u32 nr;
 
-	if (READ_ONCE(cpu_ctxs[CPU_IDX(c)].offline))
-		return;
+	if (!valid_cpu(c) || READ_ONCE(cpu_ctxs[CPU_IDX(c)].offline))
+		return 0;
 	nr = rq_nr_running(c);
 	load = cpu_load(c);
 	cap = capacity_of(c);
@@ -262,7 +273,7 @@ static __always_inline void sg_add_cpu(struct sis_sg_stats *s, s32 c, u64 now)
 		s->min_load = load;
 	}
 	if (scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + c) <= 0)
-		return;
+		return 0;
 	if (s->load_cpu < 0 || load * s->cap_best > s->load_best * cap) {
 		s->load_cpu = c;
 		s->load_best = load;
@@ -272,14 +283,15 @@ static __always_inline void sg_add_cpu(struct sis_sg_stats *s, s32 c, u64 now)
 		s->util_cpu = c;
 		s->util_best = util;
 	}
+	return 0;
 }
 
-static __always_inline void sg_add_llc(struct sis_sg_stats *s, u32 llc, u64 now)
+static __always_inline void sg_add_llc(u32 slot, u32 llc, u64 now)
 {
 	u32 off = llc_off[LLC_IDX(llc)], i;
 
 	bpf_for(i, 0, llc_nr[LLC_IDX(llc)])
-		sg_add_cpu(s, llc_cpus[CPU_IDX(off + i)], now);
+		sg_add_cpu(slot, llc_cpus[CPU_IDX(off + i)], now);
 }
 
 static __always_inline void sg_init(struct sis_sg_stats *s)
@@ -299,29 +311,34 @@ static __always_inline u32 nr_nodes(void)
 	return n < MAX_NODES ? n : MAX_NODES;
 }
 
-/* Group @g of level @lvl (a CPU, a core, an LLC, a node), its figures summed into @s. */
-static __always_inline void update_sg_lb_stats(struct sis_sg_stats *s, u32 lvl, u32 g, u64 now)
+/*
+ * Group @g of level @lvl (a CPU, a core, an LLC, a node), its figures summed into
+ * @slot. Global, as the group and domain steps: the verifier checks each once, not in
+ * every state of the loops around it.
+ */
+__noinline int update_sg_lb_stats(u32 slot, u32 lvl, u32 g, u64 now)
 {
 	u32 i, off;
 
-	sg_init(s);
+	sg_init(sg_slot(slot));
 	switch (lvl) {
 	case SD_LVL_SMT:
-		sg_add_cpu(s, g, now);
+		sg_add_cpu(slot, g, now);
 		break;
 	case SD_LVL_LLC:
 		off = core_off[CPU_IDX(g)];
 		bpf_for(i, 0, core_nr[CPU_IDX(g)] < MAX_SIBLINGS ? core_nr[CPU_IDX(g)] : MAX_SIBLINGS)
-			sg_add_cpu(s, core_cpus[CPU_IDX(off + i)], now);
+			sg_add_cpu(slot, core_cpus[CPU_IDX(off + i)], now);
 		break;
 	case SD_LVL_NODE:
-		sg_add_llc(s, g, now);
+		sg_add_llc(slot, g, now);
 		break;
 	default:
 		bpf_for(i, 0, nr_llcs)
 			if (llc_node[LLC_IDX(i)] == g)
-				sg_add_llc(s, i, now);
+				sg_add_llc(slot, i, now);
 	}
+	return 0;
 }
 
 /* The group of level @lvl that holds @cpu. */
@@ -395,6 +412,27 @@ static __always_inline void sg_finish(struct sis_sg_stats *s, u32 lvl)
 		s->avg_load = s->group_load * CAPACITY_SCALE / s->group_capacity;
 }
 
+/*
+ * One group of update_sd_lb_stats()'s walk over @cpu's domain at @lvl (and of
+ * sched_balance_find_dst_group()'s): the @i-th candidate, summed and classified into
+ * the scratch's current group. False when it is no group of the domain, @cpu's own, an
+ * empty one, or (@fork) a node beyond node_reclaim_distance, which no SD_BALANCE_FORK
+ * domain spans.
+ */
+__noinline bool update_sd_group(s32 cpu, u32 lvl, u32 i, u64 now, bool fork)
+{
+	u32 mine = group_of(lvl, cpu);
+	s64 g = domain_group(lvl, cpu, i);
+
+	if (g < 0 || g == mine || (fork && lvl == SD_LVL_SYS && node_far_of(mine, g)))
+		return false;
+	update_sg_lb_stats(SG_CUR, lvl, g, now);
+	if (!lb_scratch()->sg.group_weight)
+		return false;
+	sg_finish(&lb_scratch()->sg, lvl);
+	return true;
+}
+
 /* The CPUs of node @node. */
 static __always_inline u32 node_weight(u32 node)
 {
@@ -443,7 +481,6 @@ static __always_inline u32 sd_weight(u32 lvl, s32 cpu)
 static __always_inline int sched_balance_rq(s32 cpu, u32 lvl, u64 now)
 {
 	u32 i, mine = group_of(lvl, cpu), type;
-	s64 g;
 	u64 total_load, total_cap, sds_avg, w;
 	u32 pct = sd_imbalance_pct(lvl);
 	struct sis_sg_stats *local, *busiest, *sg;
@@ -455,7 +492,7 @@ static __always_inline int sched_balance_rq(s32 cpu, u32 lvl, u64 now)
 	local = &sc->local;
 	busiest = &sc->busiest;
 	sg = &sc->sg;
-	update_sg_lb_stats(local, lvl, mine, now);
+	update_sg_lb_stats(SG_LOCAL, lvl, mine, now);
 	/* should_we_balance(): an idle CPU of the group balances for it, else its first */
 	if (local->idle_cpus || local->first_cpu != cpu)
 		return -1;
@@ -464,13 +501,8 @@ static __always_inline int sched_balance_rq(s32 cpu, u32 lvl, u64 now)
 	total_cap = local->group_capacity;
 	sg_init(busiest);
 	bpf_for(i, 0, domain_nr(lvl, cpu)) {
-		g = domain_group(lvl, cpu, i);
-		if (g < 0 || g == mine)
+		if (!update_sd_group(cpu, lvl, i, now, false))
 			continue;
-		update_sg_lb_stats(sg, lvl, g, now);
-		if (!sg->group_weight)
-			continue;
-		sg_finish(sg, lvl);
 		total_load += sg->group_load;
 		total_cap += sg->group_capacity;
 		/* update_sd_pick_busiest(): a busy CPU pulls only from an overloaded group */
@@ -615,9 +647,8 @@ static __always_inline bool prefer_idlest(struct sis_sg_stats *local, struct sis
 static __always_inline s32 sched_balance_find_dst_group(s32 cpu, u32 lvl)
 {
 	struct sis_sg_stats *local, *idlest, *sg;
-	u32 mine, i;
-	s64 g;
 	struct lb_scratch *sc;
+	u32 i;
 	u64 now;
 
 	sc = lb_scratch();
@@ -627,19 +658,12 @@ static __always_inline s32 sched_balance_find_dst_group(s32 cpu, u32 lvl)
 	local = &sc->local;
 	idlest = &sc->busiest;
 	sg = &sc->sg;
-	mine = group_of(lvl, cpu);
-	update_sg_lb_stats(local, lvl, mine, now);
+	update_sg_lb_stats(SG_LOCAL, lvl, group_of(lvl, cpu), now);
 	sg_finish(local, lvl);
 	sg_init(idlest);
 	bpf_for(i, 0, domain_nr(lvl, cpu)) {
-		g = domain_group(lvl, cpu, i);
-		/* a node beyond node_reclaim_distance is in no SD_BALANCE_FORK domain */
-		if (g < 0 || g == mine || (lvl == SD_LVL_SYS && node_far_of(mine, g)))
+		if (!update_sd_group(cpu, lvl, i, now, true))
 			continue;
-		update_sg_lb_stats(sg, lvl, g, now);
-		if (!sg->group_weight)
-			continue;
-		sg_finish(sg, lvl);
 		if (idlest->first_cpu < 0 || pick_idlest(idlest, sg))
 			__builtin_memcpy(idlest, sg, sizeof(*sg));
 	}
@@ -728,15 +752,16 @@ static __always_inline bool balance_level(s32 cpu, u32 lvl, u64 now, u64 *next)
  * differs: run at the CPU's next pick (at most a slice after the tick that would have
  * raised SCHED_SOFTIRQ), under its own rq lock; the busiest CPU is not locked.
  */
-static __always_inline void sched_balance_domains(s32 cpu)
+__noinline int sched_balance_domains(s32 cpu)
 {
 	u64 now = scx_bpf_now(), next = ~0ULL;
 
 	if (!known_cpu(cpu))
-		return;
+		return 0;
 	if (balance_level(cpu, SD_LVL_SMT, now, &next) &&
 	    balance_level(cpu, SD_LVL_LLC, now, &next) &&
 	    balance_level(cpu, SD_LVL_NODE, now, &next))
 		balance_level(cpu, SD_LVL_SYS, now, &next);
 	cpu_ctxs[CPU_IDX(cpu)].next_balance = next == ~0ULL ? now + busy_interval_ns(1) : next;
+	return 0;
 }

@@ -34,7 +34,6 @@ const volatile bool test_verifier_reject;	/* --test-verifier-reject */
 const volatile bool test_runtime_error;		/* --test-runtime-error */
 const volatile bool quality = true;		/* classify every decision (--no-quality) */
 const volatile bool requeue_preempted;		/* before 6.19: see preempted_by_higher_class() */
-const volatile bool busy_balance;		/* 7.2+: balance.bpf.h (kcompat.rs says why) */
 const volatile char quality_comm[16];		/* ... or only these tasks' (--quality-comm) */
 const volatile u32 quality_comm_len;
 
@@ -501,7 +500,7 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	u32 i, pass;
 
 	/* a busy CPU (prev goes on if nothing else is eligible): the periodic balance */
-	if (busy_balance && prev && (prev->scx.flags & SCX_TASK_QUEUED) && balance_due(cpu))
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && balance_due(cpu))
 		sched_balance_domains(cpu);
 	if (feats && pick_eevdf(cpu, prev, llc_dsq, feats))
 		return;

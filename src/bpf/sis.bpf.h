@@ -202,6 +202,9 @@ static __always_inline void account_scan(struct cpu_ctx *rq)
 	stat_add(STAT_SCAN_NS, time);
 }
 
+/* select_idle_cpu()'s cores already tested, per running CPU: off select_cpu's stack. */
+u64 sis_seen_cores[MAX_CPUS][MAX_CPUS / 64];
+
 /*
  * select_idle_cpu(): walk target's LLC from target + 1, wrapping. With the idle-core
  * hint look for a whole idle core (unbounded, as in fair.c); without it test single
@@ -215,7 +218,7 @@ static __always_inline s32 select_idle_cpu(struct task_struct *p, const struct c
 {
 	u32 llc = LLC_IDX(cpu_llc[CPU_IDX(target)]);
 	u32 off = llc_off[llc], nr_llc = llc_nr[llc], pos = cpu_llc_pos[CPU_IDX(target)];
-	u64 seen_cores[MAX_CPUS / 64] = {};
+	u64 *seen_cores = sis_seen_cores[CPU_IDX(bpf_get_smp_processor_id())];
 	struct cpu_ctx *this_rq = &cpu_ctxs[CPU_IDX(bpf_get_smp_processor_id())];
 	s32 idle_cpu = -1;
 	int nr;
@@ -244,6 +247,8 @@ static __always_inline s32 select_idle_cpu(struct task_struct *p, const struct c
 		WRITE_ONCE(this_rq->scan_cut, STAT_SIS_UTIL_CUT);
 	}
 	nr = READ_ONCE(this_rq->scan_nr);
+	if (has_idle_core)
+		__builtin_memset(seen_cores, 0, sizeof(sis_seen_cores[0]));
 
 	bpf_for(i, 1, nr_llc + 1) {
 		s32 cpu = llc_cpus[CPU_IDX(off + (pos + i) % nr_llc)];
@@ -713,8 +718,6 @@ static __always_inline s32 find_idlest_cpu(struct task_struct *p, s32 prev_cpu,
 		return cpu;
 loaded:
 	*step = STAT_FALLBACK;
-	if (!busy_balance)
-		return prev_cpu;
 	cpu = sched_balance_find_dst_cpu(prev_cpu);
 	if (cpu == prev_cpu || !valid_cpu(cpu) || !test_cpu(p->cpus_ptr, cpu))
 		return prev_cpu;
