@@ -31,6 +31,10 @@ pub struct Metrics {
     pub steps: String,
     #[stat(desc = "ops.select_cpu calls (wakeups searched)")]
     pub select_cpu: u64,
+    #[stat(
+        desc = "Queued on the waker's CPU, busy, for a WF_CURRENT_CPU wakeup (seccomp's synchronous user notifications), before any other step"
+    )]
+    pub current_cpu: u64,
     #[stat(desc = "Placed on target: the waker's or prev CPU chosen by wake_affine, idle")]
     pub target: u64,
     #[stat(desc = "Placed on prev_cpu, idle and sharing the LLC with target")]
@@ -98,7 +102,7 @@ pub struct Metrics {
     )]
     pub queued_wakeup: u64,
     #[stat(
-        desc = "Tasks queued on their own CPU's DSQ, as on fair.c's runqueue (fallback on target, kthread stacking on prev, queued wakeups, preempted tasks)"
+        desc = "Tasks queued on their own CPU's DSQ, as on fair.c's runqueue (fallback on target, WF_CURRENT_CPU wakeups, kthread stacking on prev, queued wakeups, preempted tasks)"
     )]
     pub cpu_queued: u64,
     #[stat(
@@ -171,7 +175,7 @@ pub struct Metrics {
     #[stat(desc = "... and the task went to a CPU whose core was not fully idle")]
     pub q_missed_core: u64,
     #[stat(
-        desc = "... of which the target, prev, kthread or recent step placed it (they take a CPU without testing its core, as in fair.c)"
+        desc = "... of which the current_cpu, target, prev, kthread or recent step placed it (they take a CPU without testing its core, as in fair.c)"
     )]
     pub q_missed_core_early: u64,
     #[stat(desc = "... of which an allowed idle CPU existed in target's LLC")]
@@ -224,7 +228,7 @@ pub struct Metrics {
     #[stat(desc = "Wakeup latency max, us: upper edge of the highest non-empty bucket")]
     pub lat_max_us: f64,
     #[stat(
-        desc = "Wakeup latency by placing step: idle_core, idle_smt, idle_cpu (with fork idlest), target_prev_recent, fallback (with kthread stacking), no_select (single-CPU or migration-disabled tasks), queued (queued wakeups)"
+        desc = "Wakeup latency by placing step: idle_core, idle_smt, idle_cpu (with fork idlest), target_prev_recent, fallback (with current_cpu and kthread stacking), no_select (single-CPU or migration-disabled tasks), queued (queued wakeups)"
     )]
     pub lat_by_step: BTreeMap<String, LatStats>,
 
@@ -322,6 +326,7 @@ macro_rules! counter_table {
 
 counter_table! {
     select_cpu = sis_stat_STAT_SELECT,
+    current_cpu = sis_stat_STAT_CURRENT_CPU,
     target = sis_stat_STAT_TARGET,
     prev = sis_stat_STAT_PREV,
     kthread = sis_stat_STAT_KTHREAD,
@@ -392,6 +397,11 @@ pub struct Step {
 }
 
 pub const STEPS: [Step; bpf_intf::sis_steps_NR_STEPS as usize] = [
+    Step {
+        name: "current_cpu",
+        short: "cur",
+        idx: bpf_intf::sis_stat_STAT_CURRENT_CPU,
+    },
     Step {
         name: "target",
         short: "tgt",
@@ -563,7 +573,7 @@ impl Metrics {
         m
     }
 
-    /// The nine placement steps; they sum to `select_cpu` exactly.
+    /// The ten placement steps; they sum to `select_cpu` exactly.
     #[cfg(test)]
     pub fn steps(&self) -> Vec<(&'static str, u64)> {
         STEPS
@@ -690,10 +700,14 @@ impl Metrics {
         } else {
             n as f64
         };
-        // kthread stacking is rare (IO completions): shown in an interval that has it
+        // WF_CURRENT_CPU and kthread stacking are rare: shown in an interval that has them
+        let rare = [
+            bpf_intf::sis_stat_STAT_CURRENT_CPU,
+            bpf_intf::sis_stat_STAT_KTHREAD,
+        ];
         let steps: Vec<String> = STEPS
             .iter()
-            .filter(|st| st.idx != bpf_intf::sis_stat_STAT_KTHREAD || self.kthread > 0)
+            .filter(|st| !rare.contains(&st.idx) || self.counter(st.idx) > 0)
             .map(|st| format!("{} {:.0}", st.short, pct(self.counter(st.idx), n)))
             .collect();
         let per_s = |v: u64| {
@@ -760,6 +774,7 @@ impl Metrics {
             "step", "wakeups", "%", "p50us", "p90us", "p99us", "p99.9us", "maxus"
         )?;
         let placed = [
+            ("current_cpu", self.current_cpu, None),
             ("target", self.target, None),
             ("prev", self.prev, None),
             ("kthread", self.kthread, None),
@@ -772,10 +787,10 @@ impl Metrics {
             ("idle_core", self.idle_core, Some("idle_core")),
             ("idle_smt", self.idle_smt, Some("idle_smt")),
             ("idle_cpu", self.idle_cpu, Some("idle_cpu")),
-            // the latency class holds both: each waited on a busy CPU
+            // the latency class holds the three: each waited on a busy CPU
             (
-                "fallback+kthread",
-                self.fallback + self.kthread,
+                "fallback+cur+kthread",
+                self.fallback + self.current_cpu + self.kthread,
                 Some("fallback"),
             ),
             ("idlest (fork)", self.idlest, None),
@@ -1148,6 +1163,15 @@ mod tests {
         };
         let s = line(&kth);
         assert!(s.contains("prev 0 kth 5 rec 0"), "{s}");
+        assert!(!s.contains(" cur "), "{s}");
+        assert!(s.len() <= 240, "{} chars: {s}", s.len());
+        // and WF_CURRENT_CPU wakeups, first in fair.c's order
+        let cur = Metrics {
+            current_cpu: 7,
+            ..kth
+        };
+        let s = line(&cur);
+        assert!(s.contains("cur 7 tgt 0 prev 0 kth 5"), "{s}");
         assert!(s.len() <= 240, "{} chars: {s}", s.len());
     }
 }

@@ -102,7 +102,8 @@ struct sis_ctl {
 /* Per-CPU counters, summed by the loader. */
 enum sis_stat {
 	STAT_SELECT,		/* select_cpu calls */
-	/* placements by step: these nine sum to STAT_SELECT (STAT_IDLEST is the ninth) */
+	/* placements by step: these ten sum to STAT_SELECT (STAT_IDLEST is the tenth) */
+	STAT_CURRENT_CPU,	/* WF_CURRENT_CPU: the waker's CPU, unclaimed (select_task_rq_fair()) */
 	STAT_TARGET,
 	STAT_PREV,
 	STAT_KTHREAD,		/* per-CPU kthread stacking: prev, unclaimed, as the waker's CPU */
@@ -150,7 +151,7 @@ enum sis_stat {
 	STAT_Q_MISSED_CORE_EARLY, /* missed cores placed by target/prev/recent (no core test) */
 	/* the kernel's queueing and balancing, emulated around the search */
 	STAT_QUEUED_WAKEUP,	/* wakeups that reached enqueue without select_cpu (TTWU_QUEUE on-CPU) */
-	STAT_CPU_QUEUED,	/* tasks queued on their own CPU's DSQ (fallback, kthread, queued wakeup, requeue) */
+	STAT_CPU_QUEUED,	/* tasks queued on their own CPU's DSQ (fallback, current CPU, kthread, queued wakeup, requeue) */
 	STAT_PULL,		/* newidle balance: a task taken from another CPU's DSQ in the LLC */
 	STAT_TICK_KICK,		/* nohz kick: a tick with tasks waiting woke an idle CPU to pull */
 	STAT_IDLE_KICK,		/* IDLE_KICK: an idle CPU kicked at enqueue */
@@ -173,10 +174,10 @@ enum sis_stat {
 	NR_SIS_STATS,
 };
 
-/* The placement steps are the counters STAT_TARGET..STAT_IDLEST, in fair.c's order. */
+/* The placement steps are the counters STAT_CURRENT_CPU..STAT_IDLEST, in fair.c's order. */
 enum sis_steps {
-	FIRST_STEP = STAT_TARGET,
-	NR_STEPS = STAT_IDLEST - STAT_TARGET + 1,
+	FIRST_STEP = STAT_CURRENT_CPU,
+	NR_STEPS = STAT_IDLEST - STAT_CURRENT_CPU + 1,
 };
 
 /*

@@ -162,6 +162,7 @@ struct {
 	__type(value, struct util_timer);
 } util_timer SEC(".maps");
 
+#define WF_CURRENT_CPU 0x40	/* kernel/sched/sched.h (a #define, not in BTF): 6.6 to 7.3 */
 #define MAX_RT_PRIO 100	/* include/linux/sched/prio.h: prio below it is RT or deadline */
 
 #define CPU_IDX(c) ((u32)(c) & (MAX_CPUS - 1))
@@ -329,21 +330,28 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		cpu = find_idlest_cpu(p, prev_cpu, idle, &step);
 	} else {
 		/* select_task_rq_fair(): want_affine = !wake_wide(p) && this CPU allowed */
-		if (wake_flags & SCX_WAKE_TTWU) {
-			struct task_ctx *waker = record_wakee(p);
+		struct task_ctx *waker = wake_flags & SCX_WAKE_TTWU ? record_wakee(p) : NULL;
 
-			if (feat(feats, FEAT_WAKE_WIDE) &&
-			    wake_wide(tctx, waker, bpf_get_smp_processor_id()))
-				stat_inc(STAT_WAKE_WIDE);
-			else
-				target = wake_affine(p, tctx, waker, prev_cpu, wake_flags, idle,
-						     feats);
+		if (wake_current_cpu(p, wake_flags)) {
+			step = STAT_CURRENT_CPU;
+			cpu = bpf_get_smp_processor_id();
+			if (classify)
+				read_truth(p, cpu, idle, &truth);
+		} else {
+			if (wake_flags & SCX_WAKE_TTWU) {
+				if (feat(feats, FEAT_WAKE_WIDE) &&
+				    wake_wide(tctx, waker, bpf_get_smp_processor_id()))
+					stat_inc(STAT_WAKE_WIDE);
+				else
+					target = wake_affine(p, tctx, waker, prev_cpu, wake_flags,
+							     idle, feats);
+			}
+			/* the truth in target's LLC, the one select_idle_sibling() searches */
+			if (classify)
+				read_truth(p, target, idle, &truth);
+			cpu = select_idle_sibling(p, tctx, prev_cpu, target, idle, &step,
+						  &scanned, feats);
 		}
-		/* the truth in target's LLC, the one select_idle_sibling() searches */
-		if (classify)
-			read_truth(p, target, idle, &truth);
-		cpu = select_idle_sibling(p, tctx, prev_cpu, target, idle, &step, &scanned,
-					  feats);
 	}
 
 	tctx->placed_by = lat_class_of(step);
@@ -387,8 +395,8 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	}
 	scx_bpf_put_idle_cpumask(idle);
 	/*
-	 * every step but the fallback and kthread stacking claimed its CPU: hand the task
-	 * over directly.
+	 * every step but the fallback, the current CPU and kthread stacking claimed its
+	 * CPU: hand the task over directly.
 	 * differs: not a task still carrying a direct-dispatch verdict from before a
 	 * reload (kernels without 7e0ffb72de8a WARN on a second one): the kernel then
 	 * enqueues it by that verdict, SCX_DSQ_LOCAL of the CPU we return when it was ours.

@@ -16,6 +16,7 @@ static __always_inline u32 lat_class_of(u32 step)
 	case STAT_IDLEST:
 		return LAT_IDLE_CPU;
 	case STAT_FALLBACK:
+	case STAT_CURRENT_CPU:
 	case STAT_KTHREAD:
 		return LAT_FALLBACK;
 	default:
@@ -125,8 +126,8 @@ static __always_inline void count_quality(struct sis_cpu_stats *s, const struct 
 		if (!claimed || !core_was_idle(idle, cpu)) {
 			s->cnt[STAT_Q_MISSED_CORE]++;
 			/* the first steps take a CPU without asking about its core */
-			if (step == STAT_TARGET || step == STAT_PREV || step == STAT_KTHREAD ||
-			    step == STAT_RECENT)
+			if (step == STAT_CURRENT_CPU || step == STAT_TARGET || step == STAT_PREV ||
+			    step == STAT_KTHREAD || step == STAT_RECENT)
 				s->cnt[STAT_Q_MISSED_CORE_EARLY]++;
 		}
 	}

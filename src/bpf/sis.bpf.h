@@ -506,7 +506,19 @@ static __always_inline s32 wake_affine(struct task_struct *p, struct task_ctx *t
 /* Whether the step that placed a wakeup claimed its CPU (or preempts SCHED_IDLE work there). */
 static __always_inline bool step_claims(u32 step)
 {
-	return step != STAT_FALLBACK && step != STAT_KTHREAD;
+	return step != STAT_FALLBACK && step != STAT_KTHREAD && step != STAT_CURRENT_CPU;
+}
+
+/*
+ * select_task_rq_fair(): a wakeup flagged WF_CURRENT_CPU (wake_up_poll_on_current_cpu(),
+ * complete_on_current_cpu(): seccomp's synchronous user notifications) goes to the
+ * waker's CPU when the wakee may run there, before any other step. Unclaimed: that
+ * CPU runs the waker, so the wakee waits on its queue.
+ */
+static __always_inline bool wake_current_cpu(struct task_struct *p, u64 wake_flags)
+{
+	return (wake_flags & SCX_WAKE_TTWU) && (wake_flags & WF_CURRENT_CPU) &&
+	       allowed(p, bpf_get_smp_processor_id());
 }
 
 /* select_idle_sibling()'s per-CPU kthread test: the waker, on prev, is alone there. */

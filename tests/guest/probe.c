@@ -5,6 +5,9 @@
  */
 #define _GNU_SOURCE
 #include <linux/bpf.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/ioctl.h>
 #include <poll.h>
 #include <sys/syscall.h>
 #include <pthread.h>
@@ -17,8 +20,10 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -612,6 +617,115 @@ static int syncwake(int n, int w, int e, int home)
 	}
 	pthread_join(t, NULL);
 	print_hist("syncwake", n);
+	return 0;
+}
+
+/* 6.6+: seccomp's synchronous wake-up flag (the host's headers may predate it) */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
+static int curwake_fd = -1;
+static sem_t curwake_ready;
+
+/* The target, pinned to W: a user-notification filter on getppid(), then N calls. */
+static void *curwake_target(void *arg)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	struct timespec gap = { 0, 5000000 };
+
+	pin(sync_w);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		exit(2);
+	curwake_fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			     SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	if (curwake_fd < 0) {
+		perror("seccomp");
+		exit(2);
+	}
+	sem_post(&curwake_ready);
+	for (int i = 0; i < sync_rounds; i++) {
+		/* the supervisor is back in poll() on E by then */
+		nanosleep(&gap, NULL);
+		syscall(SYS_getppid);
+	}
+	return arg;
+}
+
+/*
+ * The supervisor, allowed on W and E, sleeps in poll() with prev E; the target's
+ * notification wakes it by wake_up_poll_on_current_cpu() (WF_CURRENT_CPU) from W.
+ */
+static int curwake(int n, int w, int e)
+{
+	struct seccomp_notif req;
+	struct seccomp_notif_resp resp;
+	pthread_t t;
+
+	sync_rounds = n;
+	sync_w = w;
+	sync_e = e;
+	sem_init(&curwake_ready, 0, 0);
+	if (pthread_create(&t, NULL, curwake_target, NULL))
+		return 1;
+	sem_wait(&curwake_ready);
+	if (ioctl(curwake_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)) {
+		perror("SECCOMP_IOCTL_NOTIF_SET_FLAGS");
+		return 2;
+	}
+	for (int i = 0; i < n; i++) {
+		struct pollfd pfd = { .fd = curwake_fd, .events = POLLIN };
+		int where;
+
+		allow2(e, e);
+		allow2(w, e);
+		if (poll(&pfd, 1, -1) != 1)
+			return 3;
+		where = sched_getcpu();
+		if (where >= 0 && where < MAX_CPUS)
+			sync_hist[where]++;
+		memset(&req, 0, sizeof(req));
+		if (ioctl(curwake_fd, SECCOMP_IOCTL_NOTIF_RECV, &req))
+			return 3;
+		memset(&resp, 0, sizeof(resp));
+		resp.id = req.id;
+		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		if (ioctl(curwake_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp))
+			return 3;
+	}
+	pthread_join(t, NULL);
+	print_hist("curwake", n);
+	return 0;
+}
+
+/*
+ * N writes of /proc/sys/vm/stat_refresh, each from CPU 0 and then allowed on CPUs 0-1:
+ * schedule_on_each_cpu() flushes CPU 0's work first, so kworker/0 wakes the writer
+ * with prev == its own CPU.
+ */
+static int kwake(int n)
+{
+	for (int i = 0; i < n; i++) {
+		int fd;
+
+		allow2(0, 0);
+		allow2(0, 1);
+		fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+		if (fd < 0 || write(fd, "1", 1) != 1) {
+			perror("stat_refresh");
+			return 2;
+		}
+		close(fd);
+	}
 	return 0;
 }
 
@@ -1262,6 +1376,18 @@ static int cmd_syncwake(int n, char **a)
 	return syncwake(atoi(a[0]), atoi(a[1]), atoi(a[2]), n == 4 && !strcmp(a[3], "home"));
 }
 
+static int cmd_kwake(int n, char **a)
+{
+	(void)n;
+	return kwake(atoi(a[0]));
+}
+
+static int cmd_curwake(int n, char **a)
+{
+	(void)n;
+	return curwake(atoi(a[0]), atoi(a[1]), atoi(a[2]));
+}
+
 static int cmd_weightwake(int n, char **a)
 {
 	(void)n;
@@ -1351,6 +1477,10 @@ static const struct cmd cmds[] = {
 	  "N times: fork a thread on CPU A; the child moves to CPU B, sleeps US us, and its first wakeup chooses freely; print where each child woke", cmd_forkwake },
 	{ "syncwake", 3, 4, "N W E [home]",
 	  "a waker pinned to CPU W wakes, over a pipe (a sync wakeup), a wakee allowed on CPUs W and E, N times", cmd_syncwake },
+	{ "kwake", 1, 1, "N",
+	  "N writes of /proc/sys/vm/stat_refresh, each moved to CPU 0 first and then allowed on CPUs 0-1 (kworker/0 wakes the writer with prev == its CPU)", cmd_kwake },
+	{ "curwake", 3, 3, "N W E",
+	  "a target pinned to CPU W makes N seccomp user notifications; the supervisor, allowed on W and E and back on E each round, is woken from poll() on the current CPU (WF_CURRENT_CPU)", cmd_curwake },
 	{ "weightwake", 4, 4, "N W E US",
 	  "the same over a semaphore (no sync wakeup); the wakee sleeps on E each round and spins US us", cmd_weightwake },
 	{ "stealtest", 4, 4, "W NEAR FAR K",
