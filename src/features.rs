@@ -77,7 +77,7 @@ pub const FEATURES: &[Feature] = &[
         name: "IDLE_KICK",
         bit: bpf_intf::sis_feature_FEAT_IDLE_KICK as u64,
         default: false,
-        desc: "not fair.c: a sched_ext habit; a wakeup that stacks (fallback, kthread, queued) waits on the LLC's shared queue and an idle CPU is kicked at once; off: it waits on target as in fair.c until target runs it or an idle balance pulls it",
+        desc: "not fair.c: a sched_ext habit; a wakeup that stacks (fallback, current_cpu, kthread, queued) waits on the LLC's shared queue and an idle CPU is kicked at once; off: it waits on target as in fair.c until target runs it or an idle balance pulls it",
     },
     Feature {
         name: "SIS_AVG_CPU",

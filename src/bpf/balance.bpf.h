@@ -48,7 +48,7 @@ struct sis_sg_stats {
 	s32 load_cpu;		/* the highest load / capacity */
 	s32 util_cpu;		/* the highest util */
 	u64 load_best, cap_best, util_best;
-	/* sched_balance_sched_balance_find_dst_group()'s: the least loaded CPU */
+	/* sched_balance_find_dst_group()'s: the least loaded CPU */
 	s32 min_cpu;
 	u64 min_load;
 };
@@ -234,7 +234,7 @@ static __always_inline bool detach_one(s32 src, s32 dst, u32 lvl)
 }
 
 /* Where update_sg_lb_stats() sums: the scratch's local group or the current one. */
-enum sg_slot { SG_LOCAL, SG_CUR };
+enum sg_which { SG_LOCAL, SG_CUR };
 
 static __always_inline struct sis_sg_stats *sg_slot(u32 slot)
 {
@@ -243,7 +243,7 @@ static __always_inline struct sis_sg_stats *sg_slot(u32 slot)
 	return slot == SG_LOCAL ? &sc->local : &sc->sg;
 }
 
-/* One CPU's part of update_sg_lb_stats(), into @slot; global, as that is. */
+/* One CPU's part of update_sg_lb_stats(), into @slot; global, like that. */
 __noinline int sg_add_cpu(u32 slot, s32 c, u64 now)
 {
 	struct sis_sg_stats *s = sg_slot(slot);
@@ -639,7 +639,7 @@ static __always_inline bool prefer_idlest(struct sis_sg_stats *local, struct sis
 /*
  * One level of sched_balance_find_dst_cpu() for a fork that found nothing idle: the
  * idlest group of @cpu's domain at @lvl when prefer_idlest() says so, and its least
- * loaded CPU (sched_balance_sched_balance_find_dst_group()); else @cpu. The caller walks the
+ * loaded CPU (sched_balance_find_dst_group()); else @cpu. The caller walks the
  * levels from the top down, each from the CPU the one above chose.
  * differs: the least loaded CPU of the group, whatever the task's affinity (the caller
  * keeps prev when it may not run there).
@@ -674,7 +674,10 @@ static __always_inline s32 sched_balance_find_dst_group(s32 cpu, u32 lvl)
 
 /*
  * The balances and the fork walk once per level, each a global function with its level
- * a constant: the verifier checks each once, with no branch for the other levels.
+ * a constant: the verifier checks each once, with no branch for the other levels. The
+ * deepest chains, dispatch -> sched_balance_domains -> sched_balance_rq_* ->
+ * update_sd_group -> update_sg_lb_stats -> sg_add_cpu and select_cpu's fork walk, stay
+ * within the verifier's 512-byte combined stack (select_cpu's own frame is 248).
  */
 #define SD_LEVEL_FUNCS(name, lvl)							\
 	__noinline int sched_balance_rq_##name(s32 cpu)				\

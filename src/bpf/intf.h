@@ -148,7 +148,7 @@ enum sis_stat {
 	STAT_Q_MISSED_CPU,	/* ... and the task went to a CPU that was not idle */
 	STAT_Q_STACKED,		/* the chosen CPU was not idle (running or about to run a task) */
 	STAT_Q_NR_IDLE,		/* sum over wakeups of the idle CPUs there were */
-	STAT_Q_MISSED_CORE_EARLY, /* missed cores placed by target/prev/recent (no core test) */
+	STAT_Q_MISSED_CORE_EARLY, /* missed cores placed by the steps before the core test */
 	/* the kernel's queueing and balancing, emulated around the search */
 	STAT_QUEUED_WAKEUP,	/* wakeups that reached enqueue without select_cpu (TTWU_QUEUE on-CPU) */
 	STAT_CPU_QUEUED,	/* tasks queued on their own CPU's DSQ (fallback, current CPU, kthread, queued wakeup, requeue) */

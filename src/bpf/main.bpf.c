@@ -329,7 +329,7 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		tctx->recent_used_cpu = prev_cpu;
 		cpu = find_idlest_cpu(p, prev_cpu, idle, &step);
 	} else {
-		/* select_task_rq_fair(): want_affine = !wake_wide(p) && this CPU allowed */
+		/* select_task_rq_fair(): record_wakee(), then WF_CURRENT_CPU, then want_affine */
 		struct task_ctx *waker = wake_flags & SCX_WAKE_TTWU ? record_wakee(p) : NULL;
 
 		if (wake_current_cpu(p, wake_flags)) {
@@ -338,6 +338,7 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 			if (classify)
 				read_truth(p, cpu, idle, &truth);
 		} else {
+			/* want_affine = !wake_wide(p) && this CPU allowed */
 			if (wake_flags & SCX_WAKE_TTWU) {
 				if (feat(feats, FEAT_WAKE_WIDE) &&
 				    wake_wide(tctx, waker, bpf_get_smp_processor_id()))
@@ -481,11 +482,11 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	/*
-	 * fair.c: the task waits on task_cpu(p)'s runqueue: target after a fallback, prev
-	 * after kthread stacking, the CPU it is still on for a queued wakeup, its own for a
-	 * preempted task. ttwu's
-	 * wakeup_preempt() reschedules that CPU if it is idle (no kick needed from here);
-	 * only a balance (sis_dispatch, sis_tick) moves the task elsewhere.
+	 * fair.c: the task waits on task_cpu(p)'s runqueue: target after a fallback, the
+	 * waker's CPU for WF_CURRENT_CPU, prev after kthread stacking, the CPU it is still
+	 * on for a queued wakeup, its own for a preempted task. ttwu's wakeup_preempt()
+	 * reschedules that CPU if it is idle (no kick needed from here); only a balance
+	 * (sis_dispatch, sis_tick) moves the task elsewhere.
 	 */
 	stat_inc(STAT_CPU_QUEUED);
 	queue_on_cpu(p, tctx, cpu, enq_flags, feats);

@@ -651,8 +651,8 @@ static __always_inline s32 idlest_in_llc(struct task_struct *p, u32 llc)
  * select_task_rq_fair()'s slow path for fork, sched_balance_find_dst_cpu(): from the
  * top down, the node and then the LLC with the most idle CPUs, the parent's own when
  * it has at least as many (sched_balance_find_dst_group() keeps the local group on
- * ties), then an idle core and an idle CPU in that LLC; with nothing idle, on 7.2+ the
- * least loaded CPU by the same walk on load. sched_ext never asks us on exec
+ * ties), then an idle core and an idle CPU in that LLC; with nothing idle, the least
+ * loaded CPU by the same walk on load. sched_ext never asks us on exec
  * (select_task_rq_scx() keeps an exec'ing task where it is).
  * The nodes beyond node_reclaim_distance of the parent's are out (no SD_BALANCE_FORK
  * domain spans them).

@@ -12,7 +12,7 @@
 # target pinned to CPU 2 (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP): it runs on CPU 2 under
 # EEVDF and under scx_sis (step `current_cpu`); without the rule, on its idle prev, 5.
 . /tests/lib.sh
-plan 11
+plan 13
 start_sis /tmp/h.log || fail start "$(tail -3 /tmp/h.log)"
 hackbench -g 1 -l 100 >/dev/null 2>&1
 stop_sis
@@ -29,7 +29,8 @@ check stacked-on-kworker-cpu "kthread=$a of 300 writes, want >= 15" [ "${a:-0}" 
 check identity "steps do not sum to select_cpu" identity /tmp/k.log
 # a kthread-stacked wakeup is queued, not handed to a claimed CPU's local DSQ
 s=$(total select_cpu /tmp/k.log) f=$(total fallback /tmp/k.log) d=$(total direct /tmp/k.log)
-check stacked-not-direct "direct=$d, select_cpu=$s - fallback=$f - kthread=$a" [ "$d" = $((s - f - a)) ]
+c0=$(total current_cpu /tmp/k.log)
+check stacked-not-direct "direct=$d, select_cpu=$s - fallback=$f - kthread=$a - current_cpu=$c0" [ "$d" = $((s - f - a - c0)) ]
 # ... and goes through ops.enqueue to its CPU's queue (IDLE_KICK is off)
 q=$(total cpu_queued /tmp/k.log)
 check stacked-queued-on-cpu "cpu_queued=$q, fallback + kthread = $((f + a))" [ "${q:-0}" -ge $((f + a)) ]
@@ -50,4 +51,9 @@ w=$(on_w /tmp/c-sis.txt) c=$(total current_cpu /tmp/c.log)
 check current-cpu-sis "scx_sis ran the supervisor on CPU 2 ${w:-0} of $N times, want >= 180" [ "${w:-0}" -ge 180 ]
 check current-cpu-counted "current_cpu=$c, want >= 180" [ "${c:-0}" -ge 180 ]
 check current-cpu-identity "steps do not sum to select_cpu" identity /tmp/c.log
+# unclaimed: queued on the waker's CPU, not handed over
+s=$(total select_cpu /tmp/c.log) f=$(total fallback /tmp/c.log) d=$(total direct /tmp/c.log)
+a=$(total kthread /tmp/c.log) q=$(total cpu_queued /tmp/c.log)
+check current-cpu-not-direct "direct=$d, select_cpu=$s - fallback=$f - kthread=$a - current_cpu=$c" [ "$d" = $((s - f - a - c)) ]
+check current-cpu-queued "cpu_queued=$q, fallback + kthread + current_cpu = $((f + a + c))" [ "${q:-0}" -ge $((f + a + c)) ]
 check current-cpu-exit-0 "exit $SIS_RC: $(tail -2 /tmp/c.log)" [ "$SIS_RC" = 0 ]

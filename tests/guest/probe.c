@@ -652,9 +652,14 @@ static void *curwake_target(void *arg)
 		perror("seccomp");
 		exit(2);
 	}
+	if (ioctl(curwake_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)) {
+		perror("SECCOMP_IOCTL_NOTIF_SET_FLAGS");
+		exit(2);
+	}
 	sem_post(&curwake_ready);
 	for (int i = 0; i < sync_rounds; i++) {
-		/* the supervisor is back in poll() on E by then */
+		/* the supervisor is back in poll() on E by then; when not, poll() does not
+		 * sleep and the round counts on E (the test allows 20 of 200) */
 		nanosleep(&gap, NULL);
 		syscall(SYS_getppid);
 	}
@@ -678,10 +683,6 @@ static int curwake(int n, int w, int e)
 	if (pthread_create(&t, NULL, curwake_target, NULL))
 		return 1;
 	sem_wait(&curwake_ready);
-	if (ioctl(curwake_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)) {
-		perror("SECCOMP_IOCTL_NOTIF_SET_FLAGS");
-		return 2;
-	}
 	for (int i = 0; i < n; i++) {
 		struct pollfd pfd = { .fd = curwake_fd, .events = POLLIN };
 		int where;
