@@ -292,9 +292,9 @@ fn from_data(o: &BenchOpts, dir: &std::path::Path) -> Result<i32> {
         warmup: false,
     };
     if let Some(part) = &o.part {
-        let pairs = calibration_pairs(&o.suite);
-        let text = match (part.as_str(), pairs) {
-            ("calibration", Some(pairs)) => calibration(&records, &plan, pairs),
+        let pairs = calibration_pairs(&plan.scheds);
+        let text = match part.as_str() {
+            "calibration" if !pairs.is_empty() => calibration(&records, &plan, &pairs),
             _ => {
                 let (s, loads) = plan
                     .suites
@@ -331,8 +331,9 @@ fn from_data(o: &BenchOpts, dir: &std::path::Path) -> Result<i32> {
         o.format == "seed",
     )?;
     let _ = std::fs::remove_dir_all(&tmp);
-    if let Some(pairs) = calibration_pairs(&o.suite) {
-        println!("{}", calibration(&records, &plan, pairs));
+    let pairs = calibration_pairs(&plan.scheds);
+    if !pairs.is_empty() {
+        println!("{}", calibration(&records, &plan, &pairs));
     }
     Ok(0)
 }
@@ -530,8 +531,9 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
         &out,
         o.format == "seed",
     )?;
-    if let Some(pairs) = calibration_pairs(&o.suite) {
-        let text = calibration(&records, &plan, pairs);
+    let pairs = calibration_pairs(&plan.scheds);
+    if !pairs.is_empty() {
+        let text = calibration(&records, &plan, &pairs);
         println!("{text}");
         std::fs::write(out.join("calibration.txt"), format!("# {header}\n{text}"))
             .context("writing calibration.txt")?;

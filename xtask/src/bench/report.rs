@@ -110,7 +110,7 @@ pub fn ratio_cell(r: &Records, key_a: (&str, &str, u32, &str), b: &str) -> Strin
 }
 
 /// A ratio with its interval and mark, or the bare ratio marked `?`.
-fn with_interval(q: Option<Ratio>, bare: Option<f64>) -> String {
+pub fn with_interval(q: Option<Ratio>, bare: Option<f64>) -> String {
     match (q, bare) {
         (Some(q), _) => format!(
             "{:.3}{} [{:.3},{:.3}]",

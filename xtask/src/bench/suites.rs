@@ -195,13 +195,12 @@ pub struct Preset {
 /// and each scan bound the kernel has shipped since, alone on the unbounded search.
 pub const SEED_SCHED: &str = "eevdf,masterx=sis:NO_SIS_UTIL,masterx:NO_IDLE_CORE=sis:NO_SIS_UTIL+NO_IDLE_CORE,SIS_AVG_CPU=sis:NO_SIS_UTIL+SIS_AVG_CPU,SIS_PROP=sis:NO_SIS_UTIL+SIS_PROP,SIS_UTIL=sis";
 
-/// The kernel's own features switched off beside the same step in scx_sis.
-pub const CALIBRATE_SCHED: &str = "eevdf,eevdf:NO_SIS_UTIL,eevdf:NO_WA_IDLE,eevdf:NO_DELAY_DEQUEUE,sis,sis:NO_SIS_UTIL,sis:NO_WAKE_AFFINE";
+/// The kernel's own features switched off beside the same switch in scx_sis.
+pub const CALIBRATE_SCHED: &str = "eevdf,eevdf:NO_SIS_UTIL,eevdf:NO_WA_IDLE,eevdf:NO_WA_WEIGHT,eevdf:NO_WA_BIAS,eevdf:NO_DELAY_DEQUEUE,sis,sis:NO_SIS_UTIL,sis:NO_WA_IDLE,sis:NO_WA_WEIGHT,sis:NO_WA_BIAS";
 
-/// wake_affine() on and off on a guest with two LLCs in its socket: the kernel's
-/// WA_IDLE and WA_WEIGHT both off make wake_affine() return prev_cpu, as scx_sis's
-/// NO_WAKE_AFFINE does.
-pub const LLC_SCHED: &str = "eevdf,eevdf:NO_WA_IDLE+NO_WA_WEIGHT,sis,sis:NO_WAKE_AFFINE";
+/// wake_affine()'s switches on a guest with two LLCs in its socket, where its choice
+/// between the waker's LLC and prev's matters most: each off on both sides.
+pub const LLC_SCHED: &str = "eevdf,eevdf:NO_WA_IDLE,eevdf:NO_WA_WEIGHT,eevdf:NO_WA_BIAS,sis,sis:NO_WA_IDLE,sis:NO_WA_WEIGHT,sis:NO_WA_BIAS";
 
 pub fn preset(name: &str) -> Option<Preset> {
     match name {

@@ -258,10 +258,25 @@ fn confs_and_presets() {
     let llc = preset("llc").unwrap();
     assert_eq!((llc.topology, llc.min_llcs), ("1:2:4:2", 2));
     assert_eq!((llc.loads)("tbench", 16), [8, 16, 32]);
-    assert_eq!(
-        calibration_pairs("llc").unwrap()[0].1.off,
-        LLC_SCHED.split(',').nth(1).unwrap()
-    );
+    // every configuration of a preset is in one of the pairs it shows
+    for p in [CALIBRATE_SCHED, LLC_SCHED] {
+        let scheds: Vec<String> = p.split(',').map(String::from).collect();
+        let pairs = calibration_pairs(&scheds);
+        for c in &scheds {
+            assert!(
+                pairs.iter().any(|(_, k, s)| k.on == c
+                    || k.off == c
+                    || s.as_ref().is_some_and(|s| s.on == c || s.off == c)),
+                "{c} is in no calibration pair"
+            );
+        }
+    }
+    // the committed vtime-era runs keep their pair; new runs get the same-name one
+    let old: Vec<String> = ["eevdf", "eevdf:NO_WA_IDLE", "sis", "sis:NO_WAKE_AFFINE"]
+        .map(String::from)
+        .into();
+    let names: Vec<&str> = calibration_pairs(&old).iter().map(|c| c.0).collect();
+    assert_eq!(names, ["WA_IDLE (kernel) / WAKE_AFFINE (scx_sis)"]);
 }
 
 #[test]
@@ -282,7 +297,8 @@ bench: suite=tbench sched=sis:NO_SIS_UTIL run=1 load=8 mb_s=95
         seed: 1,
         warmup: false,
     };
-    let t = calibration(&r, &plan, calibration_pairs("calibrate").unwrap());
+    let scheds: Vec<String> = CALIBRATE_SCHED.split(',').map(String::from).collect();
+    let t = calibration(&r, &plan, &calibration_pairs(&scheds));
     let row = t
         .lines()
         .skip_while(|l| !l.starts_with("### SIS_UTIL"))
@@ -291,7 +307,7 @@ bench: suite=tbench sched=sis:NO_SIS_UTIL run=1 load=8 mb_s=95
     let f: Vec<&str> = row.split_whitespace().collect();
     assert_eq!(
         f[2..],
-        ["8", "200", "180", "0.900?", "100", "95", "0.950?"],
+        ["8", "200", "180", "0.900?", "100", "95", "0.950?", "0.947?"],
         "{t}"
     );
 }
@@ -417,4 +433,42 @@ bench-mon: suite=placement sched=sis run=1 load=8 {"q_wakeups":100,"q_nr_idle":4
     assert_eq!(get("idle_cpus_mean"), 4.48);
     assert_eq!(get("sis_idle_cpus_mean"), 4.5);
     assert_eq!(get("sis_missed_idle_core_per_1k"), 50.0);
+}
+
+/// kernel/sis pairs all four configurations by round: a kernel switch that costs 0.8
+/// against one that costs nothing is a difference, with its interval.
+#[test]
+fn calibration_ratio_of_ratios_by_round() {
+    let mut out = String::new();
+    for (run, k, s) in [(1, 100.0, 50.0), (2, 120.0, 61.0), (3, 90.0, 40.0)] {
+        out += &format!(
+            "bench: suite=tbench sched=eevdf run={run} load=8 mb_s={k}\n\
+             bench: suite=tbench sched=eevdf:NO_WA_WEIGHT run={run} load=8 mb_s={}\n\
+             bench: suite=tbench sched=sis run={run} load=8 mb_s={s}\n\
+             bench: suite=tbench sched=sis:NO_WA_WEIGHT run={run} load=8 mb_s={}\n",
+            k * (0.8 + 0.01 * run as f64),
+            s * (1.0 - 0.01 * run as f64),
+        );
+    }
+    let r = parse(&out);
+    let plan = Plan {
+        suites: vec![(suite("tbench").unwrap(), vec![8])],
+        scheds: vec![],
+        specs: vec![],
+        runs: 3,
+        secs: 1,
+        seed: 1,
+        warmup: false,
+    };
+    let scheds: Vec<String> = LLC_SCHED.split(',').map(String::from).collect();
+    let t = calibration(&r, &plan, &calibration_pairs(&scheds));
+    let row = t
+        .lines()
+        .skip_while(|l| !l.starts_with("### WA_WEIGHT"))
+        .find(|l| l.starts_with("tbench mb_s"))
+        .unwrap();
+    let f: Vec<&str> = row.split_whitespace().collect();
+    let rr = f[f.len() - 2];
+    let ratio: f64 = rr.parse().unwrap_or(0.0);
+    assert!((ratio - 0.83).abs() < 0.01 && !rr.ends_with('~'), "{t}");
 }
