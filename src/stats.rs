@@ -131,6 +131,14 @@ pub struct Metrics {
         desc = "Refusals by task_hot() in the busy balance: a task that ran within 0.5 ms left where it was"
     )]
     pub lb_hot: u64,
+    #[stat(
+        desc = "nohz kicks by busy CPUs: two or more busy CPUs in an LLC woke an idle CPU to balance for itself"
+    )]
+    pub nohz_kicks: u64,
+    #[stat(
+        desc = "Active balance: running tasks an idle CPU's balance had preempted and pushed to it (packed cores spread)"
+    )]
+    pub lb_active: u64,
     #[stat(desc = "Wakeups that preempted the running task of their CPU (wakeup_preempt_fair)")]
     pub wakeup_preempt: u64,
     #[stat(desc = "... of which a SCHED_IDLE task, preempted by a wakee of another policy")]
@@ -365,6 +373,8 @@ counter_table! {
     lb_sys = sis_stat_STAT_LB_SYS,
     lb_runs = sis_stat_STAT_LB_RUNS,
     lb_hot = sis_stat_STAT_LB_HOT,
+    nohz_kicks = sis_stat_STAT_NOHZ_KICK,
+    lb_active = sis_stat_STAT_LB_ACTIVE,
     wakeup_preempt = sis_stat_STAT_WAKEUP_PREEMPT,
     preempt_idle = sis_stat_STAT_PREEMPT_IDLE,
     preempt_short = sis_stat_STAT_PREEMPT_SHORT,
@@ -859,7 +869,7 @@ impl Metrics {
         }
         writeln!(
             w,
-            "  queueing: direct {} cpu_queued {} shared {} pinned {} reenq {}  balance: pulls {} steals {} (remote node {}) tick_kicks {} idle_kicks {}  busy balance: runs {} moved smt {} llc {} node {} sys {} hot {}  fork_loaded {}",
+            "  queueing: direct {} cpu_queued {} shared {} pinned {} reenq {}  balance: pulls {} steals {} (remote node {}) tick_kicks {} idle_kicks {}  busy balance: runs {} moved smt {} llc {} node {} sys {} hot {}  idle balance: nohz_kicks {} active {}  fork_loaded {}",
             self.direct,
             self.cpu_queued,
             self.shared,
@@ -876,6 +886,8 @@ impl Metrics {
             self.lb_node,
             self.lb_sys,
             self.lb_hot,
+            self.nohz_kicks,
+            self.lb_active,
             self.fork_loaded
         )?;
         writeln!(

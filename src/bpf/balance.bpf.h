@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * scx_sis: fair.c's load balancing between busy CPUs (sched_balance_domains() and
- * sched_balance_rq() as a CPU_NOT_IDLE balance), and the migration rules every
- * balance of ours shares (can_migrate_task(), task_hot(), detach_tasks()).
+ * sched_balance_rq() as a CPU_NOT_IDLE balance), the idle balance a nohz kick asks
+ * for with its active balance, and the migration rules every balance of ours shares
+ * (can_migrate_task(), task_hot(), detach_tasks()).
  *
  * The domains are built from the loaded topology, lowest first, each degenerate one
  * (no wider than its child) left out as the kernel folds it: SMT (groups: CPUs), LLC
@@ -22,6 +23,9 @@ enum lb_consts {
 	NR_MIGRATE = 32,	/* sysctl_sched_nr_migrate: tasks looked at per balance */
 	DETACH_MAX = 8,		/* differs: tasks moved per balance (fair.c: up to NR_MIGRATE) */
 };
+
+/* How long an active balance's mark waits for its task to come back to sis_enqueue. */
+#define PUSH_TTL_NS	(2 * tick_ns)
 
 /* The struct sched_domain fields a balance keeps, per CPU and level. */
 struct sd_ctx {
@@ -51,6 +55,10 @@ struct sis_sg_stats {
 	/* sched_balance_find_dst_group()'s: the least loaded CPU */
 	s32 min_cpu;
 	u64 min_load;
+	/* the idle balance's: should_we_balance()'s CPU, find_busiest_queue()'s for migrate_task */
+	s32 first_idle;		/* the lowest idle CPU */
+	s32 run_cpu;		/* the CPU with the most tasks running */
+	u32 run_nr;
 };
 
 /* sched_balance_rq()'s sd_lb_stats: the local, busiest and current group, off the stack. */
@@ -266,8 +274,14 @@ __noinline int sg_add_cpu(u32 slot, s32 c, u64 now)
 	s->group_util += util;
 	s->group_runnable += READ_ONCE(pc->avg.runnable_avg);
 	s->group_capacity += cap;
-	if (!nr)
+	if (!nr) {
 		s->idle_cpus++;
+		if (s->first_idle < 0 || c < s->first_idle)
+			s->first_idle = c;
+	} else if (nr > s->run_nr) {
+		s->run_nr = nr;
+		s->run_cpu = c;
+	}
 	if (s->min_cpu < 0 || load < s->min_load) {
 		s->min_cpu = c;
 		s->min_load = load;
@@ -297,7 +311,7 @@ static __always_inline void sg_add_llc(u32 slot, u32 llc, u64 now)
 static __always_inline void sg_init(struct sis_sg_stats *s)
 {
 	__builtin_memset(s, 0, sizeof(*s));
-	s->first_cpu = s->load_cpu = s->util_cpu = s->min_cpu = -1;
+	s->first_cpu = s->load_cpu = s->util_cpu = s->min_cpu = s->first_idle = s->run_cpu = -1;
 }
 
 /* The number of NUMA nodes the topology uses: the highest node index + 1. */
@@ -475,8 +489,8 @@ static __always_inline u32 sd_weight(u32 lvl, s32 cpu)
  * domain, calculate_imbalance()'s migrate_load or migrate_util and the busiest queue of
  * that group, left in the scratch for detach_tasks(). Returns 1 for an imbalance, 0 for
  * none, -1 when should_we_balance() says another CPU of the local group balances.
- * differs: only the rules a busy CPU reaches (an idle one pulls in sis_dispatch or by
- * the nohz kick), and no active balance: sched_ext cannot move a running task.
+ * differs: only the rules a busy CPU reaches (an idle one pulls in sis_dispatch and
+ * balances running tasks in sched_balance_idle()).
  */
 static __always_inline int sched_balance_rq(s32 cpu, u32 lvl, u64 now)
 {
@@ -580,13 +594,150 @@ static __always_inline int detach_tasks(s32 cpu, u32 lvl)
 }
 
 /*
- * get_sd_balance_interval() for a busy CPU, ns: busy_factor x the interval, in jiffies.
- * differs: rounded down to ticks with no jiffy taken off; a CPU running only SCHED_IDLE
- * tasks counts as busy.
+ * sibling_imbalance(): the tasks running in @busiest beyond its share against @local,
+ * shared by size (a CPU stands for a core: the groups of a level have the same SMT).
  */
-static __always_inline u64 busy_interval_ns(u32 interval_ms)
+static __always_inline s64 sibling_imbalance(struct sis_sg_stats *local,
+					     struct sis_sg_stats *busiest)
 {
-	u64 ns = (u64)interval_ms * BUSY_FACTOR * 1000000ULL;
+	s64 nl = local->group_weight, nb = busiest->group_weight, imb;
+
+	if (!busiest->sum_nr_running || !nl || !nb)
+		return 0;
+	if (nl == nb)
+		return busiest->sum_nr_running > local->sum_nr_running ?
+			       busiest->sum_nr_running - local->sum_nr_running : 0;
+	imb = nl * busiest->sum_nr_running - nb * local->sum_nr_running;
+	if (imb < 0)
+		imb = 0;
+	imb = (2 * imb + nl + nb) / (nl + nb);
+	if (imb <= 1 && !local->sum_nr_running && busiest->sum_nr_running > 1)
+		imb = 2;
+	return imb;
+}
+
+/*
+ * update_sd_pick_busiest() between groups with nothing waiting: the busier type, then
+ * the fewer idle CPUs, then the more tasks running.
+ * differs: no group_smt_balance type and no avg_load order between fully busy groups.
+ */
+static __always_inline bool busier_spare(struct sis_sg_stats *sg, struct sis_sg_stats *busiest)
+{
+	if (sg->group_type != busiest->group_type)
+		return sg->group_type > busiest->group_type;
+	if (sg->idle_cpus != busiest->idle_cpus)
+		return sg->idle_cpus < busiest->idle_cpus;
+	return sg->sum_nr_running > busiest->sum_nr_running;
+}
+
+/*
+ * sched_balance_rq() for an idle @cpu at @lvl (CPU_IDLE), in the case the pulls of
+ * sis_dispatch leave: no group has a task waiting, yet the busiest runs more than its
+ * share (sched_balance_find_src_group()'s prefer_sibling and idle_cpus tests), so
+ * calculate_imbalance() asks for migrate_task. Returns the CPU to take a running task
+ * from (sched_balance_find_src_rq(): the most tasks running), -2 when balanced, -1 when
+ * should_we_balance() leaves it to another CPU.
+ */
+static __always_inline s32 sched_balance_rq_idle(s32 cpu, u32 lvl, u64 now)
+{
+	struct lb_scratch *sc = lb_scratch();
+	struct sis_sg_stats *local = &sc->local, *busiest = &sc->busiest, *sg = &sc->sg;
+	u32 i;
+	s64 imb;
+
+	update_sg_lb_stats(SG_LOCAL, lvl, group_of(lvl, cpu), now);
+	/* should_we_balance(): the group's first idle CPU balances for it */
+	if (local->first_idle != cpu)
+		return -1;
+	sg_finish(local, lvl);
+	if (local->group_type != GROUP_HAS_SPARE)
+		return -2;
+	sg_init(busiest);
+	bpf_for(i, 0, domain_nr(lvl, cpu)) {
+		if (!update_sd_group(cpu, lvl, i, now, false))
+			continue;
+		/* a task waits there: a pull's case (sis_dispatch), not this one's */
+		if (sg->group_type == GROUP_OVERLOADED)
+			return -2;
+		if (busiest->first_cpu < 0 || busier_spare(sg, busiest))
+			__builtin_memcpy(busiest, sg, sizeof(*sg));
+	}
+	if (busiest->first_cpu < 0 || busiest->run_cpu < 0 || busiest->run_cpu == cpu)
+		return -2;
+	imb = sibling_imbalance(local, busiest);
+	/* prefer_sibling: every level here has a child that prefers siblings */
+	if (imb <= 1 && ((busiest->group_weight > 1 &&
+			  local->idle_cpus <= busiest->idle_cpus + 1) ||
+			 busiest->sum_h_nr_running <= 1))
+		return -2;
+	/* calculate_imbalance(): half the difference, in tasks */
+	return imb >> 1 ? busiest->run_cpu : -2;
+}
+
+/*
+ * The active balance sched_balance_rq() starts when its balances kept failing
+ * (imbalanced_active_balance()): mark the running task of @src for @dst (busiest->
+ * active_balance, push_cpu) and preempt it; sis_dispatch then lets it go and
+ * sis_enqueue pushes it (active_load_balance_cpu_stop()).
+ * differs: the kick preempts whatever @src runs; a task not ours, or one that may not
+ * run on @dst, is left where it is when it comes back to us, and the mark lapses.
+ */
+static __always_inline bool active_balance(s32 dst, s32 src)
+{
+	struct rq *rq = bpf_per_cpu_ptr(&runqueues, src);
+	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(src)];
+	struct task_struct *curr;
+	u64 now = scx_bpf_now();
+
+	if (!rq || (READ_ONCE(c->push_pid) && now - READ_ONCE(c->push_at) < PUSH_TTL_NS))
+		return false;
+	curr = rq->curr;
+	if (!curr || !curr->pid || rq->scx.nr_running < 1)
+		return false;
+	c->push_cpu = dst;
+	c->push_at = now;
+	WRITE_ONCE(c->push_pid, curr->pid);
+	scx_bpf_kick_cpu(src, SCX_KICK_PREEMPT);
+	return true;
+}
+
+/* Is @p the task an active balance asked @cpu to let go (rq->active_balance)? */
+static __always_inline bool push_pending(struct task_struct *p, s32 cpu)
+{
+	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(cpu)];
+
+	return READ_ONCE(c->push_pid) == p->pid &&
+	       scx_bpf_now() - READ_ONCE(c->push_at) < PUSH_TTL_NS;
+}
+
+/*
+ * active_load_balance_cpu_stop(): @p, let go on @src for an active balance, goes
+ * straight to the local queue of the CPU that asked for it, if it may run there.
+ */
+static __always_inline bool active_push(struct task_struct *p, s32 src)
+{
+	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(src)];
+	s32 dst = c->push_cpu;
+
+	if (!push_pending(p, src))
+		return false;
+	WRITE_ONCE(c->push_pid, 0);
+	if (!valid_cpu(dst) || dst == src || bound_to_cpu(p) || !test_cpu(p->cpus_ptr, dst) ||
+	    READ_ONCE(cpu_ctxs[CPU_IDX(dst)].offline))
+		return false;
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | dst, slice_ns, 0);
+	stat_inc(STAT_LB_ACTIVE);
+	return true;
+}
+
+/*
+ * get_sd_balance_interval(), ns: the interval in jiffies, busy_factor times that for a
+ * busy CPU. differs: rounded down to ticks with no jiffy taken off; a CPU running only
+ * SCHED_IDLE tasks counts as busy.
+ */
+static __always_inline u64 sd_interval_ns(u32 interval_ms, bool busy)
+{
+	u64 ns = (u64)interval_ms * (busy ? BUSY_FACTOR : 1) * 1000000ULL;
 	u64 max = (u64)nr_cpu_ids * 100000000ULL;	/* max_load_balance_interval: HZ * n / 10 */
 
 	ns = ns / tick_ns * tick_ns;
@@ -687,6 +838,10 @@ static __always_inline s32 sched_balance_find_dst_group(s32 cpu, u32 lvl)
 	__noinline s32 sched_balance_find_dst_group_##name(s32 cpu)			\
 	{									\
 		return sched_balance_find_dst_group(cpu, lvl);				\
+	}									\
+	__noinline s32 sched_balance_rq_idle_##name(s32 cpu)				\
+	{									\
+		return valid_cpu(cpu) ? sched_balance_rq_idle(cpu, lvl, scx_bpf_now()) : -1; \
 	}
 SD_LEVEL_FUNCS(smt, SD_LVL_SMT)
 SD_LEVEL_FUNCS(llc, SD_LVL_LLC)
@@ -708,6 +863,19 @@ static __always_inline int sched_balance_rq_at(s32 cpu, u32 lvl)
 	}
 }
 
+/* sched_balance_rq_idle() at level @lvl (SMT to NODE), a constant where this is inlined */
+static __always_inline s32 sched_balance_rq_idle_at(s32 cpu, u32 lvl)
+{
+	switch (lvl) {
+	case SD_LVL_SMT:
+		return sched_balance_rq_idle_smt(cpu);
+	case SD_LVL_LLC:
+		return sched_balance_rq_idle_llc(cpu);
+	default:
+		return sched_balance_rq_idle_node(cpu);
+	}
+}
+
 /*
  * One level of sched_balance_domains(): balance when due, tune the interval and
  * nr_balance_failed by the outcome as sched_balance_rq() does, and lower *@next to
@@ -725,7 +893,7 @@ static __always_inline bool balance_level(s32 cpu, u32 lvl, u64 now, u64 *next)
 		return true;
 	if (!sd->balance_interval)
 		sd->balance_interval = weight;
-	if (now - sd->last_balance >= busy_interval_ns(sd->balance_interval)) {
+	if (now - sd->last_balance >= sd_interval_ns(sd->balance_interval, true)) {
 		stat_inc(STAT_LB_RUNS);
 		ret = sched_balance_rq_at(cpu, lvl);
 		if (ret > 0)
@@ -742,7 +910,7 @@ static __always_inline bool balance_level(s32 cpu, u32 lvl, u64 now, u64 *next)
 				sd->balance_interval *= 2;
 		}
 	}
-	due = sd->last_balance + busy_interval_ns(sd->balance_interval);
+	due = sd->last_balance + sd_interval_ns(sd->balance_interval, true);
 	if (due < *next)
 		*next = due;
 	return ret != -1;
@@ -765,6 +933,62 @@ __noinline int sched_balance_domains(s32 cpu)
 	    balance_level(cpu, SD_LVL_LLC, now, &next) &&
 	    balance_level(cpu, SD_LVL_NODE, now, &next))
 		balance_level(cpu, SD_LVL_SYS, now, &next);
-	cpu_ctxs[CPU_IDX(cpu)].next_balance = next == ~0ULL ? now + busy_interval_ns(1) : next;
+	cpu_ctxs[CPU_IDX(cpu)].next_balance = next == ~0ULL ? now + sd_interval_ns(1, true) : next;
+	return 0;
+}
+
+/*
+ * One level of sched_balance_domains() for an idle @cpu (CPU_IDLE), at the idle
+ * interval: an imbalance of running tasks is a failure (nothing waits to detach), and
+ * past cache_nice_tries + 2 of them an active balance. False: should_we_balance() refused.
+ */
+static __always_inline bool balance_idle_level(s32 cpu, u32 lvl, u64 now, u64 *next)
+{
+	struct sd_ctx *sd = &sd_ctxs[CPU_IDX(cpu)][lvl];
+	u32 weight = sd_weight(lvl, cpu);
+	s32 src = -2;
+	u64 due;
+
+	if (!weight)
+		return true;
+	if (!sd->balance_interval)
+		sd->balance_interval = weight;
+	if (now - sd->last_balance >= sd_interval_ns(sd->balance_interval, false)) {
+		src = sched_balance_rq_idle_at(cpu, lvl);
+		sd->last_balance = now;
+		if (src >= 0) {
+			sd->balance_interval = weight;
+			if (++sd->nr_balance_failed > cache_nice_tries(lvl) + 2 &&
+			    active_balance(cpu, src))
+				sd->nr_balance_failed = cache_nice_tries(lvl) + 1;
+		} else if (src == -2) {
+			sd->nr_balance_failed = 0;
+			if (sd->balance_interval < 2 * weight)
+				sd->balance_interval *= 2;
+		}
+	}
+	due = sd->last_balance + sd_interval_ns(sd->balance_interval, false);
+	if (due < *next)
+		*next = due;
+	return src != -1;
+}
+
+/*
+ * The nohz idle balance (_nohz_idle_balance()) of an idle @cpu a busy CPU kicked,
+ * for itself: sched_balance_domains() as CPU_IDLE, the levels within the node, and
+ * nohz.next_balance set to when one is due again.
+ * differs: no NUMA level: adjust_numa_imbalance() is not ported.
+ */
+__noinline int sched_balance_idle(s32 cpu)
+{
+	u64 now = scx_bpf_now(), next = ~0ULL;
+
+	if (!known_cpu(cpu))
+		return 0;
+	if (balance_idle_level(cpu, SD_LVL_SMT, now, &next) &&
+	    balance_idle_level(cpu, SD_LVL_LLC, now, &next))
+		balance_idle_level(cpu, SD_LVL_NODE, now, &next);
+	if (next != ~0ULL)
+		WRITE_ONCE(nohz_next_balance, next);
 	return 0;
 }

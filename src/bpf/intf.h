@@ -163,6 +163,8 @@ enum sis_stat {
 	STAT_LB_SYS,
 	STAT_LB_RUNS,		/* sched_balance_rq() calls: a level due on a busy CPU */
 	STAT_LB_HOT,		/* refusals by task_hot() in the busy balance */
+	STAT_NOHZ_KICK,		/* nohz kick: two busy CPUs in an LLC woke an idle CPU to balance */
+	STAT_LB_ACTIVE,		/* active balance: running tasks an idle CPU's balance pushed to it */
 	/* EEVDF around the search */
 	STAT_WAKEUP_PREEMPT,	/* wakeups that preempted the curr of their CPU (wakeup_preempt_fair) */
 	STAT_PREEMPT_IDLE,	/* ... of which a SCHED_IDLE curr, by a non-idle wakee */

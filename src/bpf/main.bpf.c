@@ -98,10 +98,16 @@ struct cpu_ctx {
 	u64 scan_start;		/* ns, when a timed walk began; 0: not timed */
 	u64 offline;		/* between ops.cpu_offline and ops.cpu_online */
 	u64 next_balance;	/* rq->next_balance, ns: the earliest level due (balance.bpf.h) */
+	u64 nohz_balance;	/* a busy CPU's nohz kick asked this idle CPU to balance */
+	/* rq->active_balance and rq->push_cpu: the running task to push, asked at push_at */
+	u64 push_at;
+	u32 push_pid;
+	s32 push_cpu;
 } __attribute__((aligned(64)));
 struct cpu_ctx cpu_ctxs[MAX_CPUS];
 
 u32 orphans_queued;	/* the orphan DSQ's overloaded hint (see set_overloaded) */
+u64 nohz_next_balance;	/* nohz.next_balance, ns: no nohz kick before it */
 u64 util_refreshes;
 
 struct task_ctx {
@@ -446,6 +452,9 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	/* moved while runnable without ops.runnable (or never placed): follow it here */
 	follow_migration(p, tctx, cpu, feats);
 	pelt_follow(tctx, cpu);
+	/* an active balance's task, let go by sis_dispatch: to the CPU that asked */
+	if (!(enq_flags & SCX_ENQ_WAKEUP) && active_push(p, cpu))
+		return;
 	/*
 	 * SCX_ENQ_LAST: @p is runnable but its CPU is about to leave the class (our
 	 * dispatch keeps a lone prev running, so only a class switch around it gets
@@ -504,13 +513,17 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32 my_llc = cpu_llc[CPU_IDX(cpu)], my_node = cpu_node[CPU_IDX(cpu)];
 	u64 cpu_dsq = CPU_DSQ_BASE + cpu, llc_dsq = llc_dsq_of(cpu);
+	bool running = prev && (prev->scx.flags & SCX_TASK_QUEUED);
 	bool known = known_cpu(cpu), waiting;
 	struct sis_ctl *feats = lookup_ctl();
 	u32 i, pass;
 
 	/* a busy CPU (prev goes on if nothing else is eligible): the periodic balance */
-	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && balance_due(cpu))
+	if (running && balance_due(cpu))
 		sched_balance_domains(cpu);
+	/* prev, asked for by an active balance, is let go: sis_enqueue pushes it */
+	if (running && push_pending(prev, cpu))
+		prev = NULL;
 	if (feats && pick_eevdf(cpu, prev, llc_dsq, feats))
 		return;
 	/* a CPU the topology does not know has no hint: it always looks at its queues */
@@ -546,6 +559,11 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		scx_bpf_task_set_slice(prev, slice_ns);
 		return;
 	}
+	/* kicked by a busy CPU's tick: the idle balance, for this CPU */
+	if (valid_cpu(cpu) && READ_ONCE(cpu_ctxs[CPU_IDX(cpu)].nohz_balance)) {
+		WRITE_ONCE(cpu_ctxs[CPU_IDX(cpu)].nohz_balance, 0);
+		sched_balance_idle(cpu);
+	}
 	newidle_failed(cpu);
 }
 
@@ -568,8 +586,10 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 	/* entity_tick(): curr's signals and its CPU's, to now */
 	if (tctx && tctx->pelt_running)
 		pelt_set_curr(tctx, cpu, true);
-	if (scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + cpu) <= 0)
+	if (scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + cpu) <= 0) {
+		nohz_balancer_kick(cpu);
 		return;
+	}
 	/* seen queued after the insert: a hint cleared before it is set again (set_overloaded) */
 	set_overloaded(cpu);
 	head = __COMPAT_scx_bpf_dsq_peek(CPU_DSQ_BASE + cpu);

@@ -147,6 +147,40 @@ static __always_inline s32 first_idle(const struct cpumask *idle, const struct c
 }
 
 /*
+ * nohz_balancer_kick()'s nr_busy_cpus > 1 case, from the tick of a busy CPU with nothing
+ * waiting: with two or more CPUs of its LLC busy, wake the first idle CPU
+ * (find_new_ilb()) to run the idle balance, at most once per nohz.next_balance.
+ * differs: the kicked CPU balances for itself, not for every idle CPU.
+ */
+static __always_inline void nohz_balancer_kick(s32 cpu)
+{
+	u32 words = (nr_cpu_ids + 63) / 64, llc, idle_nr = 0;
+	const struct cpumask *idle;
+	u64 now = scx_bpf_now();
+	s32 ilb;
+	int w;
+
+	if (!known_cpu(cpu) || (s64)(now - READ_ONCE(nohz_next_balance)) < 0)
+		return;
+	llc = LLC_IDX(cpu_llc[CPU_IDX(cpu)]);
+	idle = scx_bpf_get_idle_cpumask();
+	ilb = first_idle(idle, idle, NO_LLC, cpu);
+#pragma unroll
+	for (w = 0; w < MAX_CPUS / 64; w++) {
+		if (w >= words)
+			break;
+		idle_nr += __builtin_popcountll(idle->bits[w] & llc_mask[llc][w]);
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	if (ilb < 0 || llc_nr[llc] < idle_nr + 2)
+		return;
+	WRITE_ONCE(nohz_next_balance, now + tick_ns);
+	WRITE_ONCE(cpu_ctxs[CPU_IDX(ilb)].nohz_balance, 1);
+	scx_bpf_kick_cpu(ilb, SCX_KICK_IDLE);
+	stat_inc(STAT_NOHZ_KICK);
+}
+
+/*
  * The newidle balance of a CPU's own LLC: its own queue and the LLC's shared one, the
  * earlier deadline first, then a sibling's queue, then the LLC's busiest. The LLC's
  * overloaded hint is cleared first and set again if a task was taken (more may wait)

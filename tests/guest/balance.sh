@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # suite: balance 1:4:2 every 300
-# suite: balance-2:2:2:2-numa 2:2:2:2 newest 300 numa
+# suite: balance-2:2:2:2-numa 2:2:2:2 newest 420 numa
 # balance.sh: work moves between busy CPUs. With a hog pinned to every CPU (none idles,
 # so no newidle pull or nohz kick can act), three movable hogs started on CPU 0 leave
 # its queue for the other busy CPUs (the periodic balance), and a burst of forks from
 # CPU 0 lands on the least loaded CPUs rather than the parent's, as under EEVDF in the
-# same guest.
+# same guest. Two hogs started on the two SMT siblings of a core, then free, end on
+# two cores (the nohz kick, the idle balance and its active balance); two as far apart
+# as the balance spreads them (two LLCs, or two cores of the one LLC) stay.
 . /tests/lib.sh
-plan 7
+plan 12
 N=$(nproc)
 hogs() { pinned=""; for c in $(seq 0 $((N - 1))); do sis-probe spin "$c" & pinned="$pinned $!"; done; }
 # spread: the number of 30 samples (10 reads, 0.5 s apart, of three tasks) that found a
@@ -39,14 +41,51 @@ burst() {
 	echo "# burst under $1 done"
 }
 ncpus() { grep -c '^cpu ' "$1"; }
+core_of() { echo "$(cat /sys/devices/system/cpu/cpu"$1"/topology/physical_package_id):$(cat /sys/devices/system/cpu/cpu"$1"/topology/core_id)"; }
+l3_of() { cat /sys/devices/system/cpu/cpu"$1"/cache/index3/shared_cpu_list; }
+# the first CPU after 0 that is (1) or is not (0) CPU 0's SMT sibling
+cpu_near0() { for c in $(seq 1 $((N - 1))); do [ "$([ "$(core_of "$c")" = "$(core_of 0)" ] && echo 1 || echo 0)" = "$1" ] && { echo "$c"; return; }; done; }
+# the first CPU outside CPU 0's LLC, else outside its core: where the idle balance
+# leaves a second hog (it spreads running tasks over the LLCs of a node, then cores)
+cpu_apart0() {
+	for c in $(seq 1 $((N - 1))); do [ "$(l3_of "$c")" != "$(l3_of 0)" ] && { echo "$c"; return; }; done
+	cpu_near0 0
+}
+# two A B: two hogs started on CPUs 0 and B, free after 1 s; of 10 reads (0.5 s
+# apart, from 2 s after) how many found them on one core
+two() {
+	sis-probe spin 0 & a=$!
+	sis-probe spin "$1" & b=$!
+	sleep 1
+	taskset -pc 0-$((N - 1)) "$a" >/dev/null
+	taskset -pc 0-$((N - 1)) "$b" >/dev/null
+	sleep 2
+	shared=0
+	for i in $(seq 10); do
+		[ "$(core_of "$(cut -d' ' -f39 /proc/$a/stat)")" = "$(core_of "$(cut -d' ' -f39 /proc/$b/stat)")" ] && shared=$((shared + 1))
+		sleep 0.5
+	done
+	kill $a $b; wait $a $b 2>/dev/null
+	echo $shared
+}
+SIB=$(cpu_near0 1) FAR=$(cpu_apart0)
 k=$(spread)
 echo "# spread under EEVDF done"
+kp=$(two "$SIB")
+echo "# packed under EEVDF done"
 burst eevdf
 start_sis /tmp/b1.log || { cat /tmp/b1.log; fail start "scx_sis did not start"; }
 s=$(spread)
+echo "# spread under scx_sis done"
+sp=$(two "$SIB")
 stop_sis
 rc1=$SIS_RC
-echo "# spread under scx_sis done"
+echo "# packed under scx_sis done"
+# apart: its own log, so that an active balance there is counted apart
+start_sis /tmp/b3.log || { cat /tmp/b3.log; fail start "scx_sis did not start"; }
+sa=$(two "$FAR")
+stop_sis
+rc3=$SIS_RC
 # a log of its own, so that fork_loaded counts the burst (and the few forks around it)
 start_sis /tmp/b2.log || { cat /tmp/b2.log; fail start "scx_sis did not start"; }
 burst sis
@@ -61,4 +100,11 @@ kb=$(ncpus /tmp/burst-eevdf.txt) sb=$(ncpus /tmp/burst-sis.txt) fl=$(total fork_
 check fork-spread-kernel "EEVDF's $N forks first ran on $kb CPUs (the premise)" [ "$kb" -ge $((N / 2)) ]
 check fork-spread-sis "scx_sis's $N forks first ran on $sb CPUs" [ "$sb" -ge $((N / 2)) ]
 check fork-loaded-counted "fork_loaded $fl while the burst ran ($(totals /tmp/b2.log idlest fallback))" [ "${fl:-0}" -ge $((N / 2)) ]
-check exit-clean "scx_sis exited $rc1 and $SIS_RC" [ "$rc1" = 0 -a "$SIS_RC" = 0 ]
+echo "# two hogs from CPUs 0 and $SIB (siblings), reads on one core of 10: EEVDF $kp, scx_sis $sp ($(totals /tmp/b1.log nohz_kicks lb_active)); from 0 and $FAR: scx_sis $sa ($(totals /tmp/b3.log nohz_kicks lb_active))"
+act=$(total lb_active /tmp/b1.log) act3=$(total lb_active /tmp/b3.log)
+check packed-kernel "EEVDF left two hogs on one core in $kp of 10 reads (the premise)" [ "$kp" -le 2 ]
+check packed-sis "scx_sis left two hogs on one core in $sp of 10 reads" [ "$sp" -le 2 ]
+check packed-active "scx_sis's active balance pushed $act running tasks" [ "${act:-0}" -ge 1 ]
+check apart-sis "scx_sis put two hogs from CPUs 0 and $FAR on one core in $sa of 10 reads" [ "$sa" = 0 ]
+check apart-no-active "scx_sis's active balance pushed ${act3:-?} tasks of two hogs from CPUs 0 and $FAR" [ "${act3:-1}" = 0 ]
+check exit-clean "scx_sis exited $rc1, $rc3 and $SIS_RC" [ "$rc1" = 0 -a "$rc3" = 0 -a "$SIS_RC" = 0 ]

@@ -117,7 +117,7 @@ pub const HEADLINES: &[Headline] = &[
         base: "scx_cosmos",
         den: None,
         loads: &[0],
-        dirs: &["2026-12-02-pelt-cost-idle"],
+        dirs: &["2026-12-03-cost-idle", "2026-12-03-cost-idle-b2"],
     },
     Headline {
         title: "6. calibration: the kernel's NO_SIS_UTIL effect over scx_sis's",
