@@ -26,6 +26,7 @@ enum lb_consts {
 
 /* How long an active balance's mark waits for its task to come back to sis_enqueue. */
 #define PUSH_TTL_NS	(2 * tick_ns)
+#define MAX_PINNED_INTERVAL_MS	512	/* fair.c's MAX_PINNED_INTERVAL */
 
 /* The struct sched_domain fields a balance keeps, per CPU and level. */
 struct sd_ctx {
@@ -57,7 +58,7 @@ struct sis_sg_stats {
 	u64 min_load;
 	/* the idle balance's: should_we_balance()'s CPU, find_busiest_queue()'s for migrate_task */
 	s32 first_idle;		/* the lowest idle CPU */
-	s32 run_cpu;		/* the CPU with the most tasks running */
+	s32 run_cpu;		/* the CPU with the most tasks of ours runnable */
 	u32 run_nr;
 };
 
@@ -278,8 +279,8 @@ __noinline int sg_add_cpu(u32 slot, s32 c, u64 now)
 		s->idle_cpus++;
 		if (s->first_idle < 0 || c < s->first_idle)
 			s->first_idle = c;
-	} else if (nr > s->run_nr) {
-		s->run_nr = nr;
+	} else if (READ_ONCE(pc->nr_runnable) > s->run_nr) {
+		s->run_nr = READ_ONCE(pc->nr_runnable);
 		s->run_cpu = c;
 	}
 	if (s->min_cpu < 0 || load < s->min_load) {
@@ -594,8 +595,8 @@ static __always_inline int detach_tasks(s32 cpu, u32 lvl)
 }
 
 /*
- * sibling_imbalance(): the tasks running in @busiest beyond its share against @local,
- * shared by size (a CPU stands for a core: the groups of a level have the same SMT).
+ * sibling_imbalance(): the tasks running in @busiest beyond its share against @local.
+ * differs: shared by CPUs, not cores (the same where every core has the same threads).
  */
 static __always_inline s64 sibling_imbalance(struct sis_sg_stats *local,
 					     struct sis_sg_stats *busiest)
@@ -617,12 +618,16 @@ static __always_inline s64 sibling_imbalance(struct sis_sg_stats *local,
 }
 
 /*
- * update_sd_pick_busiest() between groups with nothing waiting: the busier type, then
- * the fewer idle CPUs, then the more tasks running.
+ * update_sd_pick_busiest() between groups with nothing waiting: one running tasks of
+ * ours, of the busier type, then the fewer idle CPUs, then the more tasks running.
  * differs: no group_smt_balance type and no avg_load order between fully busy groups.
  */
 static __always_inline bool busier_spare(struct sis_sg_stats *sg, struct sis_sg_stats *busiest)
 {
+	if (!sg->sum_h_nr_running)
+		return false;
+	if (busiest->first_cpu < 0)
+		return true;
 	if (sg->group_type != busiest->group_type)
 		return sg->group_type > busiest->group_type;
 	if (sg->idle_cpus != busiest->idle_cpus)
@@ -631,12 +636,12 @@ static __always_inline bool busier_spare(struct sis_sg_stats *sg, struct sis_sg_
 }
 
 /*
- * sched_balance_rq() for an idle @cpu at @lvl (CPU_IDLE), in the case the pulls of
- * sis_dispatch leave: no group has a task waiting, yet the busiest runs more than its
- * share (sched_balance_find_src_group()'s prefer_sibling and idle_cpus tests), so
- * calculate_imbalance() asks for migrate_task. Returns the CPU to take a running task
- * from (sched_balance_find_src_rq(): the most tasks running), -2 when balanced, -1 when
+ * sched_balance_rq() for an idle @cpu at @lvl (CPU_IDLE) up to calculate_imbalance()'s
+ * migrate_task: the CPU to take a running task from, -2 when balanced, -1 when
  * should_we_balance() leaves it to another CPU.
+ * differs: only the case sis_dispatch's pulls leave, nothing waiting in any group (one
+ * overloaded group makes the domain balanced here); should_we_balance() takes the
+ * group's first idle CPU, not the first of an idle core.
  */
 static __always_inline s32 sched_balance_rq_idle(s32 cpu, u32 lvl, u64 now)
 {
@@ -659,13 +664,13 @@ static __always_inline s32 sched_balance_rq_idle(s32 cpu, u32 lvl, u64 now)
 		/* a task waits there: a pull's case (sis_dispatch), not this one's */
 		if (sg->group_type == GROUP_OVERLOADED)
 			return -2;
-		if (busiest->first_cpu < 0 || busier_spare(sg, busiest))
+		if (busier_spare(sg, busiest))
 			__builtin_memcpy(busiest, sg, sizeof(*sg));
 	}
 	if (busiest->first_cpu < 0 || busiest->run_cpu < 0 || busiest->run_cpu == cpu)
 		return -2;
 	imb = sibling_imbalance(local, busiest);
-	/* prefer_sibling: every level here has a child that prefers siblings */
+	/* prefer_sibling above SMT; at SMT, groups of one CPU take the same branch */
 	if (imb <= 1 && ((busiest->group_weight > 1 &&
 			  local->idle_cpus <= busiest->idle_cpus + 1) ||
 			 busiest->sum_h_nr_running <= 1))
@@ -674,58 +679,77 @@ static __always_inline s32 sched_balance_rq_idle(s32 cpu, u32 lvl, u64 now)
 	return imb >> 1 ? busiest->run_cpu : -2;
 }
 
+/* What active_balance() did. */
+enum active_ret { ACTIVE_KICKED, ACTIVE_PINNED, ACTIVE_PENDING };
+
 /*
- * The active balance sched_balance_rq() starts when its balances kept failing
- * (imbalanced_active_balance()): mark the running task of @src for @dst (busiest->
- * active_balance, push_cpu) and preempt it; sis_dispatch then lets it go and
- * sis_enqueue pushes it (active_load_balance_cpu_stop()).
- * differs: the kick preempts whatever @src runs; a task not ours, or one that may not
- * run on @dst, is left where it is when it comes back to us, and the mark lapses.
+ * need_active_balance()'s start: mark the running task of @src for @dst (busiest->
+ * active_balance, push_cpu) and preempt it; sis_dispatch lets it go and sis_enqueue
+ * pushes it (active_load_balance_cpu_stop()). ACTIVE_PINNED when it may not move
+ * there (LBF_ALL_PINNED), or another class runs on @src.
  */
-static __always_inline bool active_balance(s32 dst, s32 src)
+static __always_inline int active_balance(s32 dst, s32 src, u32 lvl)
 {
 	struct rq *rq = bpf_per_cpu_ptr(&runqueues, src);
 	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(src)];
 	struct task_struct *curr;
 	u64 now = scx_bpf_now();
 
-	if (!rq || (READ_ONCE(c->push_pid) && now - READ_ONCE(c->push_at) < PUSH_TTL_NS))
-		return false;
+	if (!rq || rq->nr_running != rq->scx.nr_running)
+		return ACTIVE_PINNED;
+	if (READ_ONCE(c->push_mark) && now - READ_ONCE(c->push_at) < PUSH_TTL_NS)
+		return ACTIVE_PENDING;
 	curr = rq->curr;
-	if (!curr || !curr->pid || rq->scx.nr_running < 1)
-		return false;
-	c->push_cpu = dst;
-	c->push_at = now;
-	WRITE_ONCE(c->push_pid, curr->pid);
+	if (!curr || !curr->pid || curr->nr_cpus_allowed == 1 || curr->migration_disabled ||
+	    !test_cpu(curr->cpus_ptr, dst))
+		return ACTIVE_PINNED;
+	WRITE_ONCE(c->push_at, now);
+	/* an exchange: a full barrier, so a reader of the mark sees push_at */
+	__sync_lock_test_and_set(&c->push_mark, (u64)curr->pid << 32 | (u64)(lvl & 0xff) << 24 |
+						    ((u32)dst & 0xffffff));
 	scx_bpf_kick_cpu(src, SCX_KICK_PREEMPT);
-	return true;
+	return ACTIVE_KICKED;
+}
+
+/* The mark of @cpu when it is for @p and not stale, else 0. */
+static __always_inline u64 push_mark_for(struct task_struct *p, s32 cpu)
+{
+	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(cpu)];
+	u64 mark = READ_ONCE(c->push_mark);
+
+	if (!mark || (u32)(mark >> 32) != (u32)p->pid ||
+	    scx_bpf_now() - READ_ONCE(c->push_at) >= PUSH_TTL_NS)
+		return 0;
+	return mark;
 }
 
 /* Is @p the task an active balance asked @cpu to let go (rq->active_balance)? */
 static __always_inline bool push_pending(struct task_struct *p, s32 cpu)
 {
-	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(cpu)];
-
-	return READ_ONCE(c->push_pid) == p->pid &&
-	       scx_bpf_now() - READ_ONCE(c->push_at) < PUSH_TTL_NS;
+	return push_mark_for(p, cpu) != 0;
 }
 
 /*
  * active_load_balance_cpu_stop(): @p, let go on @src for an active balance, goes
- * straight to the local queue of the CPU that asked for it, if it may run there.
+ * straight to the local queue of the CPU that asked, if it may run there; that CPU's
+ * level counts no more failures.
+ * differs: a migration_disabled of 1 on current is the prolog's only with PREEMPT_RCU.
  */
 static __always_inline bool active_push(struct task_struct *p, s32 src)
 {
 	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(src)];
-	s32 dst = c->push_cpu;
+	u64 mark = push_mark_for(p, src);
+	u32 lvl = (mark >> 24) & 0xff;
+	s32 dst = mark & 0xffffff;
 
-	if (!push_pending(p, src))
+	if (!mark || __sync_val_compare_and_swap(&c->push_mark, mark, 0) != mark)
 		return false;
-	WRITE_ONCE(c->push_pid, 0);
-	if (!valid_cpu(dst) || dst == src || bound_to_cpu(p) || !test_cpu(p->cpus_ptr, dst) ||
-	    READ_ONCE(cpu_ctxs[CPU_IDX(dst)].offline))
+	if (!valid_cpu(dst) || dst == src || p->nr_cpus_allowed == 1 ||
+	    p->migration_disabled > (CONFIG_PREEMPT_RCU ? 1 : 0) ||
+	    !test_cpu(p->cpus_ptr, dst) || READ_ONCE(cpu_ctxs[CPU_IDX(dst)].offline))
 		return false;
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | dst, slice_ns, 0);
+	sd_ctxs[CPU_IDX(dst)][lvl & (NR_SD_LEVELS - 1)].nr_balance_failed = 0;
 	stat_inc(STAT_LB_ACTIVE);
 	return true;
 }
@@ -938,9 +962,9 @@ __noinline int sched_balance_domains(s32 cpu)
 }
 
 /*
- * One level of sched_balance_domains() for an idle @cpu (CPU_IDLE), at the idle
- * interval: an imbalance of running tasks is a failure (nothing waits to detach), and
- * past cache_nice_tries + 2 of them an active balance. False: should_we_balance() refused.
+ * One level of sched_balance_domains() for an idle @cpu (CPU_IDLE) at the idle interval:
+ * an imbalance of running tasks is a failure (nothing waits to detach), past
+ * cache_nice_tries + 2 of them an active balance. False: should_we_balance() refused.
  */
 static __always_inline bool balance_idle_level(s32 cpu, u32 lvl, u64 now, u64 *next)
 {
@@ -957,10 +981,14 @@ static __always_inline bool balance_idle_level(s32 cpu, u32 lvl, u64 now, u64 *n
 		src = sched_balance_rq_idle_at(cpu, lvl);
 		sd->last_balance = now;
 		if (src >= 0) {
-			sd->balance_interval = weight;
+			/* out_one_pinned: a task that may not move here backs the level off */
 			if (++sd->nr_balance_failed > cache_nice_tries(lvl) + 2 &&
-			    active_balance(cpu, src))
-				sd->nr_balance_failed = cache_nice_tries(lvl) + 1;
+			    active_balance(cpu, src, lvl) == ACTIVE_PINNED) {
+				if (sd->balance_interval < MAX_PINNED_INTERVAL_MS)
+					sd->balance_interval *= 2;
+			} else {
+				sd->balance_interval = weight;
+			}
 		} else if (src == -2) {
 			sd->nr_balance_failed = 0;
 			if (sd->balance_interval < 2 * weight)
@@ -988,7 +1016,7 @@ __noinline int sched_balance_idle(s32 cpu)
 	if (balance_idle_level(cpu, SD_LVL_SMT, now, &next) &&
 	    balance_idle_level(cpu, SD_LVL_LLC, now, &next))
 		balance_idle_level(cpu, SD_LVL_NODE, now, &next);
-	if (next != ~0ULL)
-		WRITE_ONCE(nohz_next_balance, next);
+	/* at least a tick on, however the levels ended */
+	WRITE_ONCE(nohz_next_balance, next > now + tick_ns && next != ~0ULL ? next : now + tick_ns);
 	return 0;
 }

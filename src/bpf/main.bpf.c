@@ -18,6 +18,9 @@
 #include <scx/common.bpf.h>
 #include "intf.h"
 
+/* set: the BPF prolog's migrate_disable() counts in current's migration_disabled */
+extern bool CONFIG_PREEMPT_RCU __kconfig __weak;
+
 char _license[] SEC("license") = "GPL";
 
 UEI_DEFINE(uei);
@@ -99,10 +102,9 @@ struct cpu_ctx {
 	u64 offline;		/* between ops.cpu_offline and ops.cpu_online */
 	u64 next_balance;	/* rq->next_balance, ns: the earliest level due (balance.bpf.h) */
 	u64 nohz_balance;	/* a busy CPU's nohz kick asked this idle CPU to balance */
-	/* rq->active_balance and rq->push_cpu: the running task to push, asked at push_at */
+	/* rq->active_balance, rq->push_cpu: pid << 32 | level << 24 | CPU, asked at push_at */
+	u64 push_mark;
 	u64 push_at;
-	u32 push_pid;
-	s32 push_cpu;
 } __attribute__((aligned(64)));
 struct cpu_ctx cpu_ctxs[MAX_CPUS];
 
@@ -457,9 +459,9 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	/*
 	 * SCX_ENQ_LAST: @p is runnable but its CPU is about to leave the class (our
-	 * dispatch keeps a lone prev running, so only a class switch around it gets
-	 * here, as while the scheduler is enabled): queue it on that CPU and kick it
-	 * so that it dispatches again rather than idle.
+	 * dispatch keeps a lone prev running, so only a class switch around it, or an
+	 * active balance's push that could not be done, gets here): queue it on that
+	 * CPU and kick it so that it dispatches again rather than idle.
 	 */
 	if (enq_flags & SCX_ENQ_LAST) {
 		stat_inc(STAT_CPU_QUEUED);
@@ -570,7 +572,8 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 /*
  * nohz_balancer_kick(): at the tick of a CPU with tasks waiting in its queue, wake an
  * idle CPU the first of them may run on (of this LLC first, else any) to pull it in
- * its sis_dispatch.
+ * its sis_dispatch; with none waiting, the paced kick for an idle balance
+ * (queue.bpf.h).
  * differs: every such tick, not paced by nohz.next_balance; the kicked CPU pulls for
  * itself only, where fair.c's idle-load balancer balances for every idle CPU.
  */

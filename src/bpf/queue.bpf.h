@@ -148,14 +148,16 @@ static __always_inline s32 first_idle(const struct cpumask *idle, const struct c
 
 /*
  * nohz_balancer_kick()'s nr_busy_cpus > 1 case, from the tick of a busy CPU with nothing
- * waiting: with two or more CPUs of its LLC busy, wake the first idle CPU
- * (find_new_ilb()) to run the idle balance, at most once per nohz.next_balance.
- * differs: the kicked CPU balances for itself, not for every idle CPU.
+ * waiting: with two or more CPUs of its LLC busy, wake an idle CPU to run the idle
+ * balance, at most once per nohz.next_balance.
+ * differs: the kicked CPU balances for itself, not for every idle CPU (find_new_ilb()'s
+ * first idle CPU), so it is the first CPU of an idle core in this LLC, else anywhere,
+ * else the first idle CPU: the one should_we_balance() would let balance there.
  */
 static __always_inline void nohz_balancer_kick(s32 cpu)
 {
 	u32 words = (nr_cpu_ids + 63) / 64, llc, idle_nr = 0;
-	const struct cpumask *idle;
+	const struct cpumask *idle, *smt;
 	u64 now = scx_bpf_now();
 	s32 ilb;
 	int w;
@@ -164,13 +166,19 @@ static __always_inline void nohz_balancer_kick(s32 cpu)
 		return;
 	llc = LLC_IDX(cpu_llc[CPU_IDX(cpu)]);
 	idle = scx_bpf_get_idle_cpumask();
-	ilb = first_idle(idle, idle, NO_LLC, cpu);
+	smt = scx_bpf_get_idle_smtmask();
+	ilb = first_idle(smt, smt, llc, cpu);
+	if (ilb < 0)
+		ilb = first_idle(smt, smt, NO_LLC, cpu);
+	if (ilb < 0)
+		ilb = first_idle(idle, idle, NO_LLC, cpu);
 #pragma unroll
 	for (w = 0; w < MAX_CPUS / 64; w++) {
 		if (w >= words)
 			break;
 		idle_nr += __builtin_popcountll(idle->bits[w] & llc_mask[llc][w]);
 	}
+	scx_bpf_put_idle_cpumask(smt);
 	scx_bpf_put_idle_cpumask(idle);
 	if (ilb < 0 || llc_nr[llc] < idle_nr + 2)
 		return;
