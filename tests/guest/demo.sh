@@ -16,13 +16,16 @@ scx_sis --stats 1 --quality-comm sis- "$@" &
 SIS_PID=$!
 i=0; while [ "$(state)" != enabled ] && [ $i -lt 600 ]; do
 	kill -0 $SIS_PID 2>/dev/null || { wait $SIS_PID; exit $?; }; sleep 0.1; i=$((i + 1)); done
+# the stats socket comes up just after the attach, the status file just after it
+i=0; while [ "$(status pid)" != $SIS_PID ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 # half NAME: HALF seconds of the load, scx_sis's per-second JSON recorded beside the line
 half() {
-	scx_sis --monitor 1 --json >/tmp/$1.json 2>/dev/null & MON=$!
+	scx_sis --monitor 1 --json >/tmp/$1.json 2>/tmp/$1.err & MON=$!
 	timeout $HALF sis-probe wake 1000000 2000 0 >/dev/null & WAKE=$!
 	sis-probe msg 2 $W $HALF 100 >/tmp/$1.msg
 	wait $WAKE
 	kill $MON; wait $MON 2>/dev/null
+	[ -s /tmp/$1.json ] || echo "demo: no stats recorded in the $1 half: $(cat /tmp/$1.err)"
 }
 sis-probe spin 0 & S0=$!; sis-probe spin 2 & S2=$!
 echo "demo: first half: default features; $((2 * W)) workers and 2 message threads, busy loops on CPUs 0 and 2, a sleeper on CPU 0; $N CPUs"
