@@ -61,6 +61,10 @@ pub struct Metrics {
         desc = "... and forks that found nothing idle, sent to the least loaded CPU rather than the parent's (counted as fallback)"
     )]
     pub fork_loaded: u64,
+    #[stat(
+        desc = "Forks kept on the parent's node by adjust_numa_imbalance() where another node had more idle CPUs"
+    )]
+    pub fork_numa_local: u64,
     #[stat(desc = "Idle CPUs lost between the idle test and the claim")]
     pub lost_claims: u64,
     #[stat(desc = "CPUs whose idle state the searches tested")]
@@ -345,6 +349,7 @@ counter_table! {
     fallback = sis_stat_STAT_FALLBACK,
     idlest = sis_stat_STAT_IDLEST,
     fork_loaded = sis_stat_STAT_FORK_LOADED,
+    fork_numa_local = sis_stat_STAT_FORK_NUMA_LOCAL,
     lost_claims = sis_stat_STAT_LOST_CLAIM,
     scanned = sis_stat_STAT_SCANNED,
     scan_calls = sis_stat_STAT_SCAN_CALLS,
@@ -869,7 +874,7 @@ impl Metrics {
         }
         writeln!(
             w,
-            "  queueing: direct {} cpu_queued {} shared {} pinned {} reenq {}  balance: pulls {} steals {} (remote node {}) tick_kicks {} idle_kicks {}  busy balance: runs {} moved smt {} llc {} node {} sys {} hot {}  idle balance: nohz_kicks {} active {}  fork_loaded {}",
+            "  queueing: direct {} cpu_queued {} shared {} pinned {} reenq {}  balance: pulls {} steals {} (remote node {}) tick_kicks {} idle_kicks {}  busy balance: runs {} moved smt {} llc {} node {} sys {} hot {}  idle balance: nohz_kicks {} active {}  fork_loaded {} fork_numa_local {}",
             self.direct,
             self.cpu_queued,
             self.shared,
@@ -888,7 +893,8 @@ impl Metrics {
             self.lb_hot,
             self.nohz_kicks,
             self.lb_active,
-            self.fork_loaded
+            self.fork_loaded,
+            self.fork_numa_local
         )?;
         writeln!(
             w,

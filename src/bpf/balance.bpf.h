@@ -448,17 +448,6 @@ __noinline bool update_sd_group(s32 cpu, u32 lvl, u32 i, u64 now, bool fork)
 	return true;
 }
 
-/* The CPUs of node @node. */
-static __always_inline u32 node_weight(u32 node)
-{
-	u32 w = 0, l;
-
-	bpf_for(l, 0, nr_llcs)
-		if (llc_node[LLC_IDX(l)] == node)
-			w += llc_nr[LLC_IDX(l)];
-	return w;
-}
-
 /* The weight of @cpu's domain at @lvl; 0 when the level folds into its child. */
 static __always_inline u32 sd_weight(u32 lvl, s32 cpu)
 {
@@ -793,17 +782,25 @@ static __always_inline bool pick_idlest(struct sis_sg_stats *idlest, struct sis_
 /*
  * sched_balance_find_dst_group()'s choice between the local group and the idlest:
  * the lower group_type, and between two busy groups the lighter by avg_load beyond
- * the imbalance_pct margin, the local node kept across nodes within it.
+ * the imbalance_pct margin, the local node kept across nodes within it, and between
+ * nodes with spare capacity while adjust_numa_imbalance() finds none.
  */
 static __always_inline bool prefer_idlest(struct sis_sg_stats *local, struct sis_sg_stats *idlest,
-					  u32 lvl)
+					  u32 lvl, s32 cpu)
 {
 	u64 imb = CAPACITY_SCALE * (sd_imbalance_pct(lvl) - 100) / 100;
+	s64 idle_diff = (s64)idlest->idle_cpus - local->idle_cpus;
 
 	if (local->group_type != idlest->group_type)
 		return local->group_type > idlest->group_type;
-	if (local->group_type == GROUP_HAS_SPARE)
-		return idlest->idle_cpus > local->idle_cpus;
+	if (local->group_type == GROUP_HAS_SPARE) {
+		if (lvl == SD_LVL_SYS &&
+		    !adjust_numa_imbalance(idle_diff < 0 ? -idle_diff : idle_diff,
+					   local->sum_nr_running + 1,
+					   imb_numa_nr(cpu_node[CPU_IDX(cpu)], cpu_llc[CPU_IDX(cpu)])))
+			return false;
+		return idle_diff > 0;
+	}
 	if (lvl == SD_LVL_SYS && idlest->avg_load + imb >= local->avg_load)
 		return false;
 	if (idlest->avg_load >= local->avg_load + imb)
@@ -842,7 +839,7 @@ static __always_inline s32 sched_balance_find_dst_group(s32 cpu, u32 lvl)
 		if (idlest->first_cpu < 0 || pick_idlest(idlest, sg))
 			__builtin_memcpy(idlest, sg, sizeof(*sg));
 	}
-	if (idlest->first_cpu >= 0 && idlest->min_cpu >= 0 && prefer_idlest(local, idlest, lvl))
+	if (idlest->first_cpu >= 0 && idlest->min_cpu >= 0 && prefer_idlest(local, idlest, lvl, cpu))
 		return idlest->min_cpu;
 	return cpu;
 }
@@ -1005,7 +1002,7 @@ static __always_inline bool balance_idle_level(s32 cpu, u32 lvl, u64 now, u64 *n
  * The nohz idle balance (_nohz_idle_balance()) of an idle @cpu a busy CPU kicked,
  * for itself: sched_balance_domains() as CPU_IDLE, the levels within the node, and
  * nohz.next_balance set to when one is due again.
- * differs: no NUMA level: adjust_numa_imbalance() is not ported.
+ * differs: no NUMA level: a packed node spreads only by wakeups and forks.
  */
 __noinline int sched_balance_idle(s32 cpu)
 {

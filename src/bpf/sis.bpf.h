@@ -592,6 +592,7 @@ static __always_inline s32 select_idle_sibling(struct task_struct *p, struct tas
 struct idlest_scratch {
 	u32 llc_idle[MAX_LLCS];
 	u32 node_idle[MAX_NODES];
+	u32 node_allowed[MAX_NODES];	/* the task's allowed CPUs per node */
 };
 
 struct {
@@ -603,7 +604,10 @@ struct {
 
 #define NODE_IDX(n) ((u32)(n) & (MAX_NODES - 1))
 
-/* update_sg_wakeup_stats()'s idle_cpus, for every LLC and node: allowed CPUs in the idle mask. */
+/*
+ * update_sg_wakeup_stats()'s idle_cpus, for every LLC and node: allowed CPUs in the idle
+ * mask; and the allowed CPUs of each node, for imb_numa_nr.
+ */
 static __always_inline void count_idle(struct task_struct *p, const struct cpumask *idle,
 				       struct idlest_scratch *sc)
 {
@@ -611,9 +615,9 @@ static __always_inline void count_idle(struct task_struct *p, const struct cpuma
 	u32 words = (nr_cpu_ids + 63) / 64, llc, n;
 
 	bpf_for(n, 0, MAX_NODES)
-		sc->node_idle[NODE_IDX(n)] = 0;
+		sc->node_idle[NODE_IDX(n)] = sc->node_allowed[NODE_IDX(n)] = 0;
 	bpf_for(llc, 0, nr_llcs) {
-		u32 cnt = 0;
+		u32 cnt = 0, allowed = 0;
 		int w;
 
 #pragma unroll
@@ -622,10 +626,85 @@ static __always_inline void count_idle(struct task_struct *p, const struct cpuma
 				break;
 			cnt += __builtin_popcountll(llc_mask[LLC_IDX(llc)][w] &
 						    allowed_mask->bits[w] & idle->bits[w]);
+			allowed += __builtin_popcountll(llc_mask[LLC_IDX(llc)][w] &
+							allowed_mask->bits[w]);
 		}
 		sc->llc_idle[LLC_IDX(llc)] = cnt;
 		sc->node_idle[NODE_IDX(llc_node[LLC_IDX(llc)])] += cnt;
+		sc->node_allowed[NODE_IDX(llc_node[LLC_IDX(llc)])] += allowed;
 	}
+}
+
+/* The CPUs of node @node. */
+static __always_inline u32 node_weight(u32 node)
+{
+	u32 w = 0, l;
+
+	bpf_for(l, 0, nr_llcs)
+		if (llc_node[LLC_IDX(l)] == node)
+			w += llc_nr[LLC_IDX(l)];
+	return w;
+}
+
+/* update_sg_wakeup_stats()'s sum_nr_running for node @node: its CPUs' tasks, every class. */
+static __always_inline u32 node_nr_running(u32 node)
+{
+	u32 nr = 0, llc, i, off;
+
+	bpf_for(llc, 0, nr_llcs) {
+		if (llc_node[LLC_IDX(llc)] != node)
+			continue;
+		off = llc_off[LLC_IDX(llc)];
+		bpf_for(i, 0, llc_nr[LLC_IDX(llc)])
+			nr += rq_nr_running(llc_cpus[CPU_IDX(off + i)]);
+	}
+	return nr;
+}
+
+/*
+ * sd->imb_numa_nr of the NUMA level over node @node, whose CPUs' LLC is @llc
+ * (build_sched_domains()): the node's LLCs, or an eighth of the node when it is one
+ * LLC; at least 1. The node level sits between, degenerate or not, on x86.
+ * differs: one NUMA level (the kernel scales the figure by span on the wider ones).
+ */
+static __always_inline u32 imb_numa_nr(u32 node, u32 llc)
+{
+	u32 nw = node_weight(node), lw = llc_nr[LLC_IDX(llc)], imb;
+
+	if (!lw || nw < lw)
+		return 1;
+	imb = nw / lw == 1 ? nw >> 3 : nw / lw;
+	return imb ? imb : 1;
+}
+
+#define NUMA_IMBALANCE_MIN 2
+
+/*
+ * adjust_numa_imbalance(): an imbalance of at most NUMA_IMBALANCE_MIN tasks between
+ * nodes is none while the destination runs at most @imb_numa_nr, so that a
+ * communicating pair stays on one node.
+ */
+static __always_inline s64 adjust_numa_imbalance(s64 imbalance, u32 dst_running, u32 imb_nr)
+{
+	if (dst_running > imb_nr)
+		return imbalance;
+	return imbalance <= NUMA_IMBALANCE_MIN ? 0 : imbalance;
+}
+
+/*
+ * sched_balance_find_dst_group()'s NUMA rule for a fork whose node has idle CPUs while
+ * @best has more: stay when adjust_numa_imbalance() finds no imbalance, with
+ * imb_numa_nr capped by the task's allowed CPUs on its node.
+ */
+static __always_inline bool numa_keep_local(struct idlest_scratch *sc, u32 my_node, u32 best,
+					    u32 my_llc)
+{
+	u32 imb_nr = imb_numa_nr(my_node, my_llc);
+
+	if (sc->node_allowed[my_node] < imb_nr)
+		imb_nr = sc->node_allowed[my_node];
+	return !adjust_numa_imbalance(sc->node_idle[best] - sc->node_idle[my_node],
+				      node_nr_running(my_node) + 1, imb_nr);
 }
 
 /*
@@ -656,9 +735,11 @@ static __always_inline s32 idlest_in_llc(struct task_struct *p, u32 llc)
  * (select_task_rq_scx() keeps an exec'ing task where it is).
  * The nodes beyond node_reclaim_distance of the parent's are out (no SD_BALANCE_FORK
  * domain spans them).
+ * Between nodes, adjust_numa_imbalance() keeps a fork on its node while that node runs
+ * few tasks (numa_keep_local()).
  * differs: while CPUs are idle, groups are compared by idle CPUs only (not load or
- * util); no adjust_numa_imbalance(); when the chosen LLC's idle CPUs went meanwhile,
- * the other LLCs within reach are searched in index order.
+ * util); when the chosen LLC's idle CPUs went meanwhile, the other LLCs within reach
+ * are searched in index order.
  */
 __noinline s32 sched_balance_find_dst_group_sys(s32 cpu);
 __noinline s32 sched_balance_find_dst_group_node(s32 cpu);
@@ -693,6 +774,11 @@ static __always_inline s32 find_idlest_cpu(struct task_struct *p, s32 prev_cpu,
 				continue;
 			if (sc->node_idle[NODE_IDX(n)] > sc->node_idle[best_node])
 				best_node = NODE_IDX(n);
+		}
+		if (best_node != my_node && sc->node_idle[my_node] &&
+		    numa_keep_local(sc, my_node, best_node, my_llc)) {
+			stat_inc(STAT_FORK_NUMA_LOCAL);
+			best_node = my_node;
 		}
 		if (best_node == my_node)
 			best_llc = my_llc;

@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# suite: numa-imb-2:2:2:2 2:2:2:2 newest 300 numa
+# numa_imb.sh: adjust_numa_imbalance() on the fork path. A fork whose node has idle CPUs
+# stays there, although the other node has more, while the node would run at most
+# imb_numa_nr tasks and the difference in idle CPUs is at most 2 (NUMA_IMBALANCE_MIN).
+# imb_numa_nr is the node's LLCs, or an eighth of the node when it is one LLC; at least
+# 1. So one fork from a running parent on CPU 0 (2 tasks on node 0, 1 idle CPU fewer)
+# stays on node 0 where imb_numa_nr >= 2 and leaves it where it is 1; of two forks the
+# second (3 tasks) leaves either way. Every round is checked against EEVDF's placement
+# in the same guest, and EEVDF's against the kernel's formula.
+. /tests/lib.sh
+ROUNDS=5
+plan 7
+# count LIST: the CPUs in a cpulist (0-3,8-11)
+count() { echo "$1" | tr ',' '\n' | awk -F- '{ n += ($2 == "" ? 1 : $2 - $1 + 1) } END { print n }'; }
+nw=$(count "$(cat /sys/devices/system/node/node0/cpulist)")
+lw=$(count "$(cat /sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list)")
+imb=$((nw / lw)); [ "$imb" = 1 ] && imb=$((nw >> 3)); [ "$imb" -lt 1 ] && imb=1
+# one fork: 1 + 1 tasks on node 0 against imb_numa_nr
+want1=0; [ 2 -le "$imb" ] && want1=$ROUNDS
+# node0 FILE: children of forkburst rounds in FILE that first ran on node 0
+node0() { awk -v n0="$(cat /sys/devices/system/node/node0/cpulist)" '
+	BEGIN { k = split(n0, r, ","); for (i = 1; i <= k; i++) { split(r[i], b, "-"); lo[i] = b[1]; hi[i] = (b[2] == "" ? b[1] : b[2]) } }
+	$1 == "cpu" { for (i = 1; i <= k; i++) if ($2 >= lo[i] && $2 <= hi[i]) n += $3 } END { print n + 0 }' "$1"; }
+# rounds N TAG: ROUNDS fork bursts of N from CPU 0, one histogram after another
+rounds() { : >/tmp/$2.txt; for r in $(seq $ROUNDS); do sis-probe forkburst "$1" 0 >>/tmp/$2.txt; sleep 0.2; done; }
+rounds 1 e1
+rounds 2 e2
+start_sis /tmp/n.log || fail start "$(tail -3 /tmp/n.log)"
+rounds 1 s1
+rounds 2 s2
+stop_sis
+e1=$(node0 /tmp/e1.txt) s1=$(node0 /tmp/s1.txt) e2=$(node0 /tmp/e2.txt) s2=$(node0 /tmp/s2.txt)
+kept=$(total fork_numa_local /tmp/n.log)
+echo "# node 0: $nw CPUs, LLC $lw CPUs: imb_numa_nr $imb; of $ROUNDS single forks on node 0, want $want1"
+echo "# on node 0: one fork EEVDF $e1, scx_sis $s1 of $ROUNDS; two forks EEVDF $e2, scx_sis $s2 of $((2 * ROUNDS)); $(totals /tmp/n.log idlest fallback fork_numa_local)"
+within1() { [ "$1" -ge $(($2 - 1)) ] && [ "$1" -le $(($2 + 1)) ]; }
+check one-fork-kernel "EEVDF put $e1 of $ROUNDS on node 0, the formula $want1 (imb_numa_nr $imb)" within1 "$e1" "$want1"
+check one-fork-sis "scx_sis put $s1 of $ROUNDS on node 0, EEVDF $e1" within1 "$s1" "$e1"
+check two-forks-kernel "EEVDF put $e2 of $((2 * ROUNDS)) on node 0, one fork of each pair leaves" within1 "$e2" "$ROUNDS"
+check two-forks-sis "scx_sis put $s2 of $((2 * ROUNDS)) on node 0, EEVDF $e2" within1 "$s2" "$e2"
+if [ "$want1" -gt 0 ]; then
+	check kept-counted "fork_numa_local $kept, want >= $((ROUNDS - 1))" [ "${kept:-0}" -ge $((ROUNDS - 1)) ]
+else
+	check kept-counted "fork_numa_local $kept, want <= 1" [ "${kept:-9}" -le 1 ]
+fi
+check node-split "node 0 ($nw CPUs) is less than the machine ($(nproc))" [ "$nw" -lt "$(nproc)" ]
+check exit-0 "exit $SIS_RC: $(tail -2 /tmp/n.log)" [ "$SIS_RC" = 0 ]
