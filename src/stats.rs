@@ -62,7 +62,7 @@ pub struct Metrics {
     )]
     pub fork_loaded: u64,
     #[stat(
-        desc = "Forks kept on the parent's node by adjust_numa_imbalance() where another node had more idle CPUs"
+        desc = "Fork searches that adjust_numa_imbalance() kept on the parent's node where another node had more idle CPUs (decisions: the fork still counts as idlest or fallback)"
     )]
     pub fork_numa_local: u64,
     #[stat(desc = "Idle CPUs lost between the idle test and the claim")]

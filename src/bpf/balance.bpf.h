@@ -784,6 +784,7 @@ static __always_inline bool pick_idlest(struct sis_sg_stats *idlest, struct sis_
  * the lower group_type, and between two busy groups the lighter by avg_load beyond
  * the imbalance_pct margin, the local node kept across nodes within it, and between
  * nodes with spare capacity while adjust_numa_imbalance() finds none.
+ * differs: imb_numa_nr is not capped by the task's allowed CPUs (the walk has no task).
  */
 static __always_inline bool prefer_idlest(struct sis_sg_stats *local, struct sis_sg_stats *idlest,
 					  u32 lvl, s32 cpu)

@@ -136,7 +136,7 @@ enum sis_stat {
 	STAT_WAKE_WIDE,		/* wake_wide(): flips too many for an affine wakeup, target = prev */
 	STAT_WAKE_FAR,		/* no SD_WAKE_AFFINE domain spans the waker's and prev's nodes */
 	STAT_FORK_LOADED,	/* fork fallbacks sent to the least loaded CPU, not the parent's */
-	STAT_FORK_NUMA_LOCAL,	/* forks kept on the parent's node by adjust_numa_imbalance() */
+	STAT_FORK_NUMA_LOCAL,	/* fork searches adjust_numa_imbalance() kept on the parent's node */
 	/*
 	 * Placement quality, read from the kernel's idle masks (the task's allowed
 	 * CPUs in target's LLC) just before deciding; counted when --no-quality is

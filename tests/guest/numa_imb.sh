@@ -5,8 +5,8 @@
 # imb_numa_nr tasks and the difference in idle CPUs is at most 2 (NUMA_IMBALANCE_MIN).
 # imb_numa_nr is the node's LLCs, or an eighth of the node when it is one LLC; at least
 # 1. So one fork from a running parent on CPU 0 (2 tasks on node 0, 1 idle CPU fewer)
-# stays on node 0 where imb_numa_nr >= 2 and leaves it where it is 1; of two forks the
-# second (3 tasks) leaves either way. Every round is checked against EEVDF's placement
+# stays on node 0 where imb_numa_nr >= 2 and leaves it where it is 1; of two forks one
+# leaves either way (the second at 3 tasks, or the first where imb_numa_nr is 1). Every round is checked against EEVDF's placement
 # in the same guest, and EEVDF's against the kernel's formula.
 . /tests/lib.sh
 ROUNDS=5

@@ -40,13 +40,14 @@ rate() {
 		END { printf "%d %d %d %d\n", dm * 1000 / (ds > 0 ? ds : 1), dm, ds, n }' /tmp/a.txt /tmp/b.txt
 }
 set -- $(rate)
-ke=$1 kmig=$2 ksw=$3 kn=$4
+ke=${1:-0} kmig=${2:-0} ksw=${3:-0} kn=${4:-0}
 start_sis /tmp/o.log || fail start "$(tail -3 /tmp/o.log)"
 set -- $(rate)
-se=$1 smig=$2 ssw=$3 sn=$4
+se=${1:-0} smig=${2:-0} ssw=${3:-0} sn=${4:-0}
 stop_sis
 kill $SRV 2>/dev/null
-moved=$(($(total lb_smt /tmp/o.log) + $(total lb_llc /tmp/o.log)))
+lbs=$(total lb_smt /tmp/o.log) lbl=$(total lb_llc /tmp/o.log)
+moved=$((${lbs:-0} + ${lbl:-0}))
 echo "# tbench $C clients on $N CPUs, migrations per 1000 switches over $WIN s: EEVDF $ke ($kmig of $ksw, $kn tasks), scx_sis $se ($smig of $ssw, $sn tasks)"
 echo "# scx_sis: $(totals /tmp/o.log select_cpu migrations fallback pulls steals tick_kicks lb_runs lb_smt lb_llc lb_hot nohz_kicks lb_active)"
 check kernel-moves "EEVDF: $ke migrations per 1000 switches (the premise: > 2)" [ "$ke" -gt 2 ]
