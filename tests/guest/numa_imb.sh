@@ -6,22 +6,23 @@
 # imb_numa_nr is the node's LLCs, or an eighth of the node when it is one LLC; at least
 # 1. So one fork from a running parent on CPU 0 (2 tasks on node 0, 1 idle CPU fewer)
 # stays on node 0 where imb_numa_nr >= 2 and leaves it where it is 1; of two forks one
-# leaves either way (the second at 3 tasks, or the first where imb_numa_nr is 1). Every round is checked against EEVDF's placement
-# in the same guest, and EEVDF's against the kernel's formula.
+# leaves either way (the second at 3 tasks, or the first where imb_numa_nr is 1). Every
+# round is checked against EEVDF's placement in the same guest, and EEVDF's against the
+# kernel's formula.
 . /tests/lib.sh
 ROUNDS=5
 plan 7
-# count LIST: the CPUs in a cpulist (0-3,8-11)
-count() { echo "$1" | tr ',' '\n' | awk -F- '{ n += ($2 == "" ? 1 : $2 - $1 + 1) } END { print n }'; }
-nw=$(count "$(cat /sys/devices/system/node/node0/cpulist)")
-lw=$(count "$(cat /sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list)")
+# expand LIST: the CPUs of a cpulist (0-3,8-11), one a line
+expand() { echo "$1" | tr ',' '\n' | awk -F- '{ for (i = $1; i <= ($2 == "" ? $1 : $2); i++) print i }'; }
+NODE0=$(expand "$(cat /sys/devices/system/node/node0/cpulist)")
+nw=$(echo "$NODE0" | wc -l)
+lw=$(expand "$(cat /sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list)" | wc -l)
 imb=$((nw / lw)); [ "$imb" = 1 ] && imb=$((nw >> 3)); [ "$imb" -lt 1 ] && imb=1
 # one fork: 1 + 1 tasks on node 0 against imb_numa_nr
 want1=0; [ 2 -le "$imb" ] && want1=$ROUNDS
 # node0 FILE: children of forkburst rounds in FILE that first ran on node 0
-node0() { awk -v n0="$(cat /sys/devices/system/node/node0/cpulist)" '
-	BEGIN { k = split(n0, r, ","); for (i = 1; i <= k; i++) { split(r[i], b, "-"); lo[i] = b[1]; hi[i] = (b[2] == "" ? b[1] : b[2]) } }
-	$1 == "cpu" { for (i = 1; i <= k; i++) if ($2 >= lo[i] && $2 <= hi[i]) n += $3 } END { print n + 0 }' "$1"; }
+node0() { echo "$NODE0" | awk 'NR == FNR { on[$1] = 1; next } $1 == "cpu" && ($2 in on) { n += $3 }
+	END { print n + 0 }' - "$1"; }
 # rounds N TAG: ROUNDS fork bursts of N from CPU 0, one histogram after another
 rounds() { : >/tmp/$2.txt; for r in $(seq $ROUNDS); do sis-probe forkburst "$1" 0 >>/tmp/$2.txt; sleep 0.2; done; }
 rounds 1 e1
