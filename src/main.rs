@@ -138,7 +138,7 @@ struct Opts {
     kernel_interfaces: bool,
 
     /// Print the feature table with the table's defaults, not this kernel's, and exit:
-    /// README's feature table.
+    /// docs/DESIGN.md's feature table.
     #[arg(long, hide = true)]
     feature_table: bool,
 

@@ -64,7 +64,7 @@ enum Cmd {
         #[arg(long)]
         svg: Option<PathBuf>,
     },
-    /// Print README's feature table: each feature, its default and meaning
+    /// Print docs/DESIGN.md's feature table: each feature, its default and meaning
     /// (src/features.rs, through `scx_sis --feature-table`).
     Features,
     /// Print docs/STATS.md's field list: every stats field and its meaning
