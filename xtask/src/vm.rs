@@ -276,7 +276,7 @@ fn cpu_args(t: &Topology) -> Vec<String> {
     .collect()
 }
 
-fn qemu_args(cfg: &VmConfig, initrd: &Path) -> Vec<String> {
+fn qemu_args(cfg: &VmConfig, initrd: &Path, monitor: &Path) -> Vec<String> {
     let t = cfg.topology;
     let mut a: Vec<String> = vec![
         "-accel".into(),
@@ -315,6 +315,7 @@ fn qemu_args(cfg: &VmConfig, initrd: &Path) -> Vec<String> {
         "console=ttyS0 rdinit=/init loglevel=5 panic=-1 oops=panic {}",
         cfg.kernel_args
     );
+    let monitor = format!("unix:{},server=on,wait=off", monitor.display());
     a.extend(
         [
             "-kernel",
@@ -328,7 +329,7 @@ fn qemu_args(cfg: &VmConfig, initrd: &Path) -> Vec<String> {
             "-serial",
             "stdio",
             "-monitor",
-            "none",
+            &monitor,
             "-no-reboot",
             "-nodefaults",
         ]
@@ -348,9 +349,10 @@ pub fn run(cfg: &VmConfig, cmd: &str) -> Result<VmResult> {
     check_qemu_for(&cfg.topology)?;
     let work = tempdir("scx-sis-vm")?;
     let initrd = build_initramfs(cfg, cmd, &work)?;
+    let monitor = work.join("monitor.sock");
     let start = Instant::now();
     let mut child = Command::new(qemu)
-        .args(qemu_args(cfg, &initrd))
+        .args(qemu_args(cfg, &initrd, &monitor))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -415,6 +417,12 @@ pub fn run(cfg: &VmConfig, cmd: &str) -> Result<VmResult> {
                 failure = Some(if start.elapsed() >= cfg.timeout {
                     (EXIT_TIMEOUT, "guest run exceeded --timeout")
                 } else if up {
+                    for l in vcpu_states(&monitor) {
+                        if cfg.stream {
+                            println!("{l}");
+                        }
+                        lines.push(l);
+                    }
                     (EXIT_HANG, "guest hung: no console output after boot")
                 } else {
                     (EXIT_NO_BOOT, "guest did not boot: no console output")
@@ -444,6 +452,57 @@ pub fn run(cfg: &VmConfig, cmd: &str) -> Result<VmResult> {
         boot_secs,
         total_secs,
     })
+}
+
+/// A hung guest's vCPUs from qemu's monitor (`info registers -a`, twice, 1 s apart):
+/// each one's RIP and HLT, so that a log tells vCPUs spinning from vCPUs asleep.
+fn vcpu_states(monitor: &Path) -> Vec<String> {
+    (0..2)
+        .map(|sample| {
+            if sample > 0 {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            match monitor_command(monitor, "info registers -a") {
+                Ok(text) => format!("# vCPUs at the hang, sample {sample}: {}", vcpu_rips(&text)),
+                Err(e) => format!("# vCPUs at the hang: qemu monitor: {e:#}"),
+            }
+        })
+        .collect()
+}
+
+/// One human monitor command's output (read until the monitor is quiet for 1 s).
+fn monitor_command(monitor: &Path, cmd: &str) -> Result<String> {
+    use std::io::Read;
+    let mut s = std::os::unix::net::UnixStream::connect(monitor)
+        .with_context(|| format!("connecting to {}", monitor.display()))?;
+    s.set_read_timeout(Some(Duration::from_secs(1)))
+        .context("setting a read timeout")?;
+    writeln!(s, "{cmd}").context("writing to the monitor")?;
+    let (mut text, mut buf) = (Vec::new(), [0u8; 8192]);
+    while let Ok(n @ 1..) = s.read(&mut buf) {
+        text.extend_from_slice(&buf[..n]);
+    }
+    Ok(String::from_utf8_lossy(&text).into_owned())
+}
+
+/// `info registers -a` in one line: each CPU's RIP and HLT flag (`cpu0 ffffffff81000000
+/// HLT=1, cpu1 ...`).
+fn vcpu_rips(text: &str) -> String {
+    let mut cpus = Vec::new();
+    for l in text.lines().map(str::trim) {
+        if let Some(n) = l.strip_prefix("CPU#") {
+            cpus.push(format!("cpu{}", n.trim()));
+        } else if let (Some(rip), Some(last)) = (l.strip_prefix("RIP="), cpus.last_mut()) {
+            let hlt = l.split_whitespace().find(|f| f.starts_with("HLT="));
+            let addr = rip.split_whitespace().next().unwrap_or("?");
+            *last = format!("{last} {addr} {}", hlt.unwrap_or("HLT=?"));
+        }
+    }
+    if cpus.is_empty() {
+        "no CPU in the monitor's answer".into()
+    } else {
+        cpus.join(", ")
+    }
 }
 
 fn pump(r: impl std::io::Read, tx: mpsc::Sender<Option<String>>) {
@@ -490,6 +549,18 @@ pub fn tempdir(prefix: &str) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vcpu_rips_one_line() {
+        let text = "info registers -a\r\n\r\nCPU#0\r\nRAX=0000000000000000 RBX=0\r\n\
+            RIP=ffffffff81e3a1bf RFL=00000246 [---Z-P-] CPL=0 II=0 A20=1 SMM=0 HLT=1\r\n\
+            CPU#1\r\nRIP=ffffffff8110c2a0 RFL=00000082 [--S----] CPL=0 II=0 A20=1 SMM=0 HLT=0\r\n(qemu) ";
+        assert_eq!(
+            vcpu_rips(text),
+            "cpu0 ffffffff81e3a1bf HLT=1, cpu1 ffffffff8110c2a0 HLT=0"
+        );
+        assert_eq!(vcpu_rips("(qemu) "), "no CPU in the monitor's answer");
+    }
 
     #[test]
     fn kernel_faults_found_and_allowed() {
