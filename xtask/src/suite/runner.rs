@@ -61,7 +61,8 @@ pub(crate) fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tal
     }
     let mut res = vm::run(&cfg, &t.cmd);
     // A guest that never reached init ran none of our code: qemu TCG stalls now and
-    // then while it brings up many vCPUs (seen once at 64). Boot it once more, and say so.
+    // then while it brings up its vCPUs (seen at 64 and at 8). Boot it once more, and say
+    // so with where the vCPUs were.
     if let Ok(r) = &res {
         if stalled_before_init(r) && start.elapsed() < cfg.timeout / 2 {
             let why = r.failure.clone().unwrap_or_default();
@@ -69,6 +70,9 @@ pub(crate) fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tal
                 "# {}: {why} after {:.0}s; booting the guest again",
                 t.name, r.total_secs
             );
+            for l in r.output.lines().filter(|l| l.starts_with("# vCPUs")) {
+                println!("  {l}");
+            }
             tally.lock().unwrap().rebooted.push(t.name.clone());
             cfg.timeout = cfg.timeout.saturating_sub(start.elapsed());
             res = vm::run(&cfg, &t.cmd);
