@@ -139,7 +139,23 @@ pub const FEATURES: &[Feature] = &[
         default: true,
         desc: "a per-CPU timer ends a request on time when tasks wait; off: at the next tick (HZ). The kernel's default is off before 7.1",
     },
+    Feature {
+        name: "NI_RANDOM",
+        bit: bpf_intf::sis_feature_FEAT_NI_RANDOM as u64,
+        default: true,
+        desc: "sched_balance_newidle(): a level is balanced with probability (1 + newidle_ratio) / 1024, its success rate over the last 1024 tries; off: every level avg_idle's budget allows. The kernel has it from 6.18.x and 7.0 (6.16 and 6.17 lack it: off there)",
+    },
+    Feature {
+        name: "NI_RATE",
+        bit: bpf_intf::sis_feature_FEAT_NI_RATE as u64,
+        default: true,
+        desc: "sched_balance_newidle(): newidle_ratio gains 1 per 4.2 ms its 1024 tries took, so a level that is rarely idle is sampled more. The kernel has it from 7.1 (off before)",
+    },
 ];
+
+/// Kernel switches newer than the oldest kernel we support: a kernel whose sched/features
+/// lacks one predates it, and balances as with it off.
+const NEWER_SWITCHES: &[&str] = &["NI_RANDOM", "NI_RATE"];
 
 /// The table's defaults: the newest kernel's, for a feature it shares with us.
 pub fn default_mask() -> u64 {
@@ -162,13 +178,25 @@ pub fn kernel_default_mask() -> u64 {
 
 /// The table's defaults with the states `kernel` (sched/features' text) gives.
 pub fn with_kernel(kernel: &str) -> u64 {
-    kernel
+    let listed = |name: &str| {
+        kernel
+            .split_whitespace()
+            .any(|t| t.trim_start_matches("NO_") == name)
+    };
+    let mask = kernel
         .split_whitespace()
         .fold(default_mask(), |m, tok| match switch(tok) {
             (Some(f), true) => m | f.bit,
             (Some(f), false) => m & !f.bit,
             (None, _) => m,
-        })
+        });
+    if kernel.trim().is_empty() {
+        return mask;
+    }
+    FEATURES
+        .iter()
+        .filter(|f| NEWER_SWITCHES.contains(&f.name) && !listed(f.name))
+        .fold(mask, |m, f| m & !f.bit)
 }
 
 /// One `NAME` or `NO_NAME` token (upper case): the feature it names, and on or off.
@@ -278,7 +306,7 @@ mod tests {
         let m = parse("no_sis_util, NO_IDLE_SMT", all).unwrap();
         assert_eq!(
             format(m),
-            "WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE NO_IDLE_SMT RECENT_USED NO_SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE HRTICK"
+            "WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE NO_IDLE_SMT RECENT_USED NO_SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE HRTICK NI_RANDOM NI_RATE"
         );
         assert_eq!(from_text(&format(m)), m);
         assert_eq!(changed(m, all), "NO_IDLE_SMT,NO_SIS_UTIL");
@@ -289,12 +317,20 @@ mod tests {
 
     #[test]
     fn kernel_states_override_the_table() {
-        // 6.18.15's sched/features, shortened: HRTICK off, SIS_UTIL on, no IDLE_CORE
-        let k = with_kernel("PLACE_LAG RUN_TO_PARITY NO_HRTICK NO_HRTICK_DL SIS_UTIL WA_IDLE");
-        assert_eq!(changed(k, default_mask()), "NO_HRTICK");
-        assert_eq!(changed(default_mask(), k), "HRTICK");
-        let k = with_kernel("NO_SIS_UTIL SIS_PROP HRTICK");
-        assert_eq!(changed(k, default_mask()), "NO_SIS_UTIL,SIS_PROP");
+        // 6.18.15's sched/features, shortened: HRTICK off, SIS_UTIL on, no IDLE_CORE, no NI_RATE
+        let k = with_kernel(
+            "PLACE_LAG RUN_TO_PARITY NO_HRTICK NO_HRTICK_DL SIS_UTIL WA_IDLE NI_RANDOM",
+        );
+        assert_eq!(changed(k, default_mask()), "NO_HRTICK,NO_NI_RATE");
+        assert_eq!(changed(default_mask(), k), "HRTICK,NI_RATE");
+        let k = with_kernel("NO_SIS_UTIL SIS_PROP HRTICK NI_RANDOM NO_NI_RATE");
+        assert_eq!(
+            changed(k, default_mask()),
+            "NO_SIS_UTIL,SIS_PROP,NO_NI_RATE"
+        );
+        // a kernel older than NI_RANDOM and NI_RATE balances as with them off
+        let k = with_kernel("SIS_UTIL HRTICK");
+        assert_eq!(changed(k, default_mask()), "NO_NI_RANDOM,NO_NI_RATE");
         assert_eq!(with_kernel(""), default_mask());
         let l = list(with_kernel("NO_HRTICK"));
         assert!(l.contains("\nHRTICK                 off  "), "{l}");

@@ -143,6 +143,16 @@ pub struct Metrics {
         desc = "Active balance: running tasks an idle CPU's balance had preempted and pushed to it (packed cores spread)"
     )]
     pub lb_active: u64,
+    #[stat(
+        desc = "Newidle balances begun: a CPU with nothing of its own to run looked at other CPUs' queues"
+    )]
+    pub ni_runs: u64,
+    #[stat(
+        desc = "... stopped before a level by avg_idle's budget (avg_idle < cost so far + the level's max_newidle_lb_cost)"
+    )]
+    pub ni_cost_cut: u64,
+    #[stat(desc = "Levels NI_RANDOM passed over (sampled at their success rate)")]
+    pub ni_random_skip: u64,
     #[stat(desc = "Wakeups that preempted the running task of their CPU (wakeup_preempt_fair)")]
     pub wakeup_preempt: u64,
     #[stat(desc = "... of which a SCHED_IDLE task, preempted by a wakee of another policy")]
@@ -380,6 +390,9 @@ counter_table! {
     lb_hot = sis_stat_STAT_LB_HOT,
     nohz_kicks = sis_stat_STAT_NOHZ_KICK,
     lb_active = sis_stat_STAT_LB_ACTIVE,
+    ni_runs = sis_stat_STAT_NI_RUNS,
+    ni_cost_cut = sis_stat_STAT_NI_COST,
+    ni_random_skip = sis_stat_STAT_NI_RANDOM,
     wakeup_preempt = sis_stat_STAT_WAKEUP_PREEMPT,
     preempt_idle = sis_stat_STAT_PREEMPT_IDLE,
     preempt_short = sis_stat_STAT_PREEMPT_SHORT,
@@ -874,7 +887,7 @@ impl Metrics {
         }
         writeln!(
             w,
-            "  queueing: direct {} cpu_queued {} shared {} pinned {} reenq {}  balance: pulls {} steals {} (remote node {}) tick_kicks {} idle_kicks {}  busy balance: runs {} moved smt {} llc {} node {} sys {} hot {}  idle balance: nohz_kicks {} active {}  fork_loaded {} fork_numa_local {}",
+            "  queueing: direct {} cpu_queued {} shared {} pinned {} reenq {}  balance: pulls {} steals {} (remote node {}) tick_kicks {} idle_kicks {}  newidle: runs {} cost_cut {} random_skip {}  busy balance: runs {} moved smt {} llc {} node {} sys {} hot {}  idle balance: nohz_kicks {} active {}  fork_loaded {} fork_numa_local {}",
             self.direct,
             self.cpu_queued,
             self.shared,
@@ -885,6 +898,9 @@ impl Metrics {
             self.steals_remote,
             self.tick_kicks,
             self.idle_kicks,
+            self.ni_runs,
+            self.ni_cost_cut,
+            self.ni_random_skip,
             self.lb_runs,
             self.lb_smt,
             self.lb_llc,

@@ -33,6 +33,13 @@ struct sd_ctx {
 	u64 last_balance;	/* sd->last_balance, ns */
 	u32 balance_interval;	/* sd->balance_interval, ms; 0: not set up yet */
 	u32 nr_balance_failed;
+	/* sched_balance_newidle()'s figures (newidle.bpf.h); times in ns */
+	u64 max_newidle_lb_cost;
+	u64 last_decay_max_lb_cost;
+	u64 newidle_stamp;
+	u32 newidle_call;
+	u32 newidle_success;
+	u32 newidle_ratio;
 };
 struct sd_ctx sd_ctxs[MAX_CPUS][NR_SD_LEVELS];
 

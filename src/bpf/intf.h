@@ -35,7 +35,7 @@ enum consts {
 	CPU_DSQ_BASE = 1 << 17,
 	/*
 	 * sysctl_sched_migration_cost: rq->avg_idle starts at twice it and is capped at
-	 * twice max_idle_balance_cost, which starts at it (SIS_AVG_CPU, SIS_PROP)
+	 * twice max_idle_balance_cost, which never decays below it
 	 */
 	MIGRATION_COST_NS = 500 * 1000,
 	/* SIS_PROP's minimum walk, and SIS_AVG_CPU's fuzz factor on avg_idle */
@@ -72,6 +72,9 @@ enum sis_feature {
 	FEAT_WA_WEIGHT = 1 << 17,
 	FEAT_WA_BIAS = 1 << 18,
 	FEAT_WAKE_WIDE = 1 << 19,
+	/* sched_balance_newidle()'s sampling by success rate, as the kernel's features */
+	FEAT_NI_RANDOM = 1 << 20,
+	FEAT_NI_RATE = 1 << 21,
 };
 
 /*
@@ -166,6 +169,10 @@ enum sis_stat {
 	STAT_LB_HOT,		/* refusals by task_hot() in the busy balance */
 	STAT_NOHZ_KICK,		/* nohz kick: two busy CPUs in an LLC woke an idle CPU to balance */
 	STAT_LB_ACTIVE,		/* active balance: running tasks an idle CPU's balance pushed to it */
+	/* sched_balance_newidle()'s gates (newidle.bpf.h) */
+	STAT_NI_RUNS,		/* newidle balances begun: a CPU with nothing of its own looked further */
+	STAT_NI_COST,		/* ... stopped by avg_idle < curr_cost + max_newidle_lb_cost, before a level */
+	STAT_NI_RANDOM,		/* levels NI_RANDOM's dice passed over */
 	/* EEVDF around the search */
 	STAT_WAKEUP_PREEMPT,	/* wakeups that preempted the curr of their CPU (wakeup_preempt_fair) */
 	STAT_PREEMPT_IDLE,	/* ... of which a SCHED_IDLE curr, by a non-idle wakee */

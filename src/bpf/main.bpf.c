@@ -92,6 +92,7 @@ struct cpu_ctx {
 	u64 wake_avg_idle;	/* rq->wake_avg_idle, ns */
 	u64 wake_stamp;		/* rq->wake_stamp, jiffies */
 	u64 avg_scan_cost;	/* this CPU's sd_llc->avg_scan_cost, ns */
+	u64 max_idle_balance_cost; /* rq->max_idle_balance_cost, ns (newidle.bpf.h) */
 	/*
 	 * The walk's bound, set before select_idle_cpu's loop and read back from here, so
 	 * the verifier sees one unknown count instead of one state per bound and constant.
@@ -305,6 +306,7 @@ static __always_inline bool llc_overloaded(s32 cpu)
 #include "sis.bpf.h"
 #include "quality.bpf.h"
 #include "balance.bpf.h"
+#include "newidle.bpf.h"
 #include "queue.bpf.h"
 
 s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
@@ -508,8 +510,8 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
  * sibling, the LLC, the node's other LLCs, then the rest of the machine. The CPU queues
  * of an LLC whose overloaded hint is clear are passed over, as fair.c's newidle balance
  * does nothing while rd->overloaded is clear (a CPU's own queue and its LLC's shared one
- * are read whatever the hint says: own_queues).
- * differs: no avg_idle / max_newidle_lb_cost gate: a CPU about to idle always looks.
+ * are read whatever the hint says: own_queues). Each level is balanced as avg_idle's
+ * budget and NI_RANDOM allow (newidle.bpf.h).
  */
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
@@ -529,28 +531,43 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	if (feats && pick_eevdf(cpu, prev, llc_dsq, feats))
 		return;
 	/* a CPU the topology does not know has no hint: it always looks at its queues */
+	ni_reset(cpu);
 	waiting = llc_overloaded(cpu);
 	if (waiting) {
 		if (balance_own_llc(cpu, my_llc, cpu_dsq, llc_dsq, known))
 			return;
 	} else if (own_queues(cpu, cpu_dsq, llc_dsq)) {
 		return;
+	} else {
+		ni_begin(cpu);
 	}
 	/* other LLCs: of our NUMA node first, then the rest; shared DSQ, then CPU queues */
 	bpf_for(pass, 0, 2) {
+		u32 lvl = pass ? SD_LVL_SYS : SD_LVL_NODE;
+		bool pulled = false;
+
+		if (!ni_level(cpu, lvl))
+			continue;
 		bpf_for(i, 0, nr_llcs) {
 			if (i == my_llc || (llc_node[LLC_IDX(i)] == my_node) != (pass == 0))
 				continue;
 			if (!READ_ONCE(llc_ctxs[LLC_IDX(i)].overloaded))
 				continue;
-			if (balance_llc(i, cpu, pass ? SD_LVL_SYS : SD_LVL_NODE)) {
-				stat_inc(STAT_STEAL);
-				if (pass)
-					stat_inc(STAT_STEAL_REMOTE);
-				return;
+			if (balance_llc(i, cpu, lvl)) {
+				pulled = true;
+				break;
 			}
 		}
+		ni_done(cpu, lvl, pulled);
+		if (pulled) {
+			ni_end(cpu);
+			stat_inc(STAT_STEAL);
+			if (pass)
+				stat_inc(STAT_STEAL_REMOTE);
+			return;
+		}
 	}
+	ni_end(cpu);
 	/* tasks woken on a CPU onlined since the load wait here until the restart */
 	if (llc_dsq != ORPHAN_DSQ && READ_ONCE(orphans_queued) && balance_orphans()) {
 		stat_inc(STAT_STEAL);
@@ -841,6 +858,8 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 		/* sched_init(): avg_idle = wake_avg_idle = 2 * sysctl_sched_migration_cost */
 		c->avg_idle = 2 * MIGRATION_COST_NS;
 		c->wake_avg_idle = c->avg_idle;
+		c->max_idle_balance_cost = MIGRATION_COST_NS;
+		newidle_init(cpu);
 		ret = scx_bpf_create_dsq(CPU_DSQ_BASE + cpu, -1);
 		if (ret) {
 			scx_bpf_error("failed to create the DSQ of CPU %u: %d", cpu, ret);

@@ -190,29 +190,43 @@ static __always_inline void nohz_balancer_kick(s32 cpu)
 
 /*
  * The newidle balance of a CPU's own LLC: its own queue and the LLC's shared one, the
- * earlier deadline first, then a sibling's queue, then the LLC's busiest. The LLC's
- * overloaded hint is cleared first and set again if a task was taken (more may wait)
- * or any task was left waiting.
+ * earlier deadline first, then (as the newidle walk allows) a sibling's queue, then the LLC's
+ * busiest. The LLC's overloaded hint is cleared first and set again if a task was
+ * taken (more may wait), any task was left waiting, or a level was not looked at.
  */
 static __always_inline bool balance_own_llc(s32 cpu, u32 llc, u64 cpu_dsq, u64 llc_dsq,
 					    bool known)
 {
 	u32 *hint = &llc_ctxs[LLC_IDX(llc)].overloaded;
-	bool waiting = false;
+	bool waiting = false, pulled = false, unseen = false;
 
 	if (known)
 		clear_overloaded(hint);
 	if ((cpu_dsq_first(cpu, cpu_dsq, llc_dsq) && scx_bpf_dsq_move_to_local(cpu_dsq, 0)) ||
 	    scx_bpf_dsq_move_to_local(llc_dsq, 0) || scx_bpf_dsq_move_to_local(cpu_dsq, 0))
 		goto found;
+	ni_begin(cpu);
 	if (!known)
 		return false;
-	if (pull_from_core(cpu) || pull_from_llc(llc, cpu, SD_LVL_LLC, &waiting)) {
+	if (ni_level(cpu, SD_LVL_SMT)) {
+		pulled = pull_from_core(cpu);
+		ni_done(cpu, SD_LVL_SMT, pulled);
+	} else {
+		unseen = true;
+	}
+	if (!pulled && ni_level(cpu, SD_LVL_LLC)) {
+		pulled = pull_from_llc(llc, cpu, SD_LVL_LLC, &waiting);
+		ni_done(cpu, SD_LVL_LLC, pulled);
+	} else if (!pulled) {
+		unseen = true;
+	}
+	if (pulled) {
+		ni_end(cpu);
 		stat_inc(STAT_PULL);
 		goto found;
 	}
 	/* our own queue is empty (we would have taken its head); the shared one may not be */
-	if (waiting || scx_bpf_dsq_nr_queued(llc_dsq) > 0)
+	if (waiting || unseen || scx_bpf_dsq_nr_queued(llc_dsq) > 0)
 		WRITE_ONCE(*hint, 1);
 	return false;
 found:

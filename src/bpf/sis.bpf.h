@@ -136,15 +136,14 @@ static __always_inline void update_avg(u64 *avg, u64 sample)
  * idle period into avg_idle with update_avg(), capped at twice max_idle_balance_cost,
  * and wake_avg_idle restarts at half of avg_idle.
  * differs: the period ends when a task of ours starts running on the CPU, not at the
- * first wakeup activated on its rq; max_idle_balance_cost stays at
- * sysctl_sched_migration_cost (no newidle cost).
+ * first wakeup activated on its rq.
  */
 static __always_inline void end_idle(struct cpu_ctx *rq, u64 now)
 {
 	if (now > rq->idle_stamp)
 		update_avg(&rq->avg_idle, now - rq->idle_stamp);
-	if (rq->avg_idle > 2 * MIGRATION_COST_NS)
-		rq->avg_idle = 2 * MIGRATION_COST_NS;
+	if (rq->avg_idle > 2 * rq->max_idle_balance_cost)
+		rq->avg_idle = 2 * rq->max_idle_balance_cost;
 	rq->wake_avg_idle = rq->avg_idle / 2;
 	rq->wake_stamp = bpf_jiffies64();
 	rq->idle_stamp = 0;

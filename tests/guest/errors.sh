@@ -39,7 +39,7 @@ echo "# verifier rejection output:"; sed 's/^/| /' /tmp/e.err | tail -20
 check verifier-rejection "exit $rc" sh -c "[ $rc -ne 0 ] && grep -q 'verifier rejected' /tmp/e.err && grep -q 'invalid mem access' /tmp/e.err"
 check verifier-nothing-loaded "state=$(state)" [ "$(state)" = disabled ]
 scx_sis --list-features >/tmp/lf.txt
-check list-features "$(cat /tmp/lf.txt)" sh -c 'grep -q "^IDLE_CORE *on" /tmp/lf.txt && grep -q "^IDLE_KICK *off" /tmp/lf.txt && [ $(grep -c . /tmp/lf.txt) = 20 ]'
+check list-features "$(cat /tmp/lf.txt)" sh -c 'grep -q "^IDLE_CORE *on" /tmp/lf.txt && grep -q "^IDLE_KICK *off" /tmp/lf.txt && [ $(grep -c . /tmp/lf.txt) = 22 ]'
 # -V: the build id as the scx schedulers print it (version, git hash, target, scx_utils)
 scx_sis -V >/tmp/v.txt 2>&1
 check version-build-id "$(cat /tmp/v.txt)" grep -Eq '^scx_sis [0-9]+\.[0-9]+\.[0-9]+(-g[0-9a-f]+(-dirty)?)? [a-z0-9_]+-[a-z0-9_-]+(/debug)? \(scx_utils [0-9.]+\)$' /tmp/v.txt

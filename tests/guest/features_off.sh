@@ -2,7 +2,7 @@
 # suite: features-off 1:4:2 newest 400
 # features_off.sh: each feature switched off drives its step's counter to zero.
 . /tests/lib.sh
-plan 15
+plan 19
 load() { # load NAME FEATURES: scx_sis under a mixed wakeup load
 	start_sis /tmp/f-$1.log -f "$2" || { fail "$1-start" "$(tail -3 /tmp/f-$1.log)"; return; }
 	hackbench -g 2 -l 100 >/dev/null 2>&1
@@ -29,6 +29,18 @@ load no_smt NO_IDLE_SMT
 check off-idle-smt "idle_smt=$(total idle_smt /tmp/f-no_smt.log)" [ "$(total idle_smt /tmp/f-no_smt.log)" = 0 ]
 load no_affine NO_WAKE_AFFINE
 check off-wake-affine "wake_affine=$(total wake_affine /tmp/f-no_affine.log)" [ "$(total wake_affine /tmp/f-no_affine.log)" = 0 ]
+ni="ni_runs=$(total ni_runs /tmp/f-all.log) ni_cost_cut=$(total ni_cost_cut /tmp/f-all.log) ni_random_skip=$(total ni_random_skip /tmp/f-all.log)"
+echo "# all features: $ni"
+# a walk stops for its budget once at most
+check on-newidle "$ni (want runs > 0, cost_cut <= runs)" \
+	[ "$(total ni_runs /tmp/f-all.log)" -gt 0 -a "$(total ni_cost_cut /tmp/f-all.log)" -le "$(total ni_runs /tmp/f-all.log)" ]
+if echo " $KNI " | grep -q " NI_RANDOM "; then
+	check on-ni-random "$ni" [ "$(total ni_random_skip /tmp/f-all.log)" -gt 0 ]
+else # this kernel predates NI_RANDOM, so scx_sis starts with it off
+	check on-ni-random "$ni (NI_RANDOM off by default here)" [ "$(total ni_random_skip /tmp/f-all.log)" = 0 ]
+fi
+load no_ni_random NO_NI_RANDOM
+check off-ni-random "ni_random_skip=$(total ni_random_skip /tmp/f-no_ni_random.log)" [ "$(total ni_random_skip /tmp/f-no_ni_random.log)" = 0 ]
 load no_util NO_SIS_UTIL
 check off-sis-util "sis_util_cut=$(total sis_util_cut /tmp/f-no_util.log)" [ "$(total sis_util_cut /tmp/f-no_util.log)" = 0 ]
 kill $S0

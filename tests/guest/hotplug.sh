@@ -38,7 +38,7 @@ check online-in-place "state $(state), attaches $(status attaches), hotplugs $(s
 	sh -c "[ $(state) = enabled ] && [ $(status attaches) = 1 ] && [ $(status hotplugs) = 2 ]"
 check online-topology "$(view)" [ "$(view)" = "8 CPUs, 1 LLCs, 4 cores, 1 nodes" ]
 check logged "$(grep -c 'CPU hotplug: ' /tmp/h.log) lines: $(grep 'CPU hotplug' /tmp/h.log | tail -1)" grep -q "CPU hotplug: 8 CPUs, 1 LLCs, 4 cores, 1 nodes, topology rewritten in" /tmp/h.log
-check set-kept "$(scx_sis --set 2>&1)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE NO_IDLE_SMT RECENT_USED SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE $KHRTICK$"'
+check set-kept "$(scx_sis --set 2>&1)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE NO_IDLE_SMT RECENT_USED SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE $KHRTICK $KNI$"'
 check same-loader "pid $PID0" kill -0 $PID0
 stop_sis
 check exit-0 "exit $SIS_RC: $(tail -3 /tmp/h.log)" [ "$SIS_RC" = 0 ]

@@ -72,7 +72,7 @@ check one-attach "attaches $(status attaches), restarts $(status restarts)" [ "$
 check hotplugs-counted "hotplugs $(status hotplugs), want 26 (7 offline/online pairs in the cycles, 6 back-to-back)" [ "$(status hotplugs)" = 26 ]
 check view-matches-sysfs "$bad_views of 11 checks did not match within 5 s" [ $bad_views = 0 ]
 check workload-finished "$(cat /tmp/hb.err 2>/dev/null)" sh -c '[ -e /tmp/hb.done ] && [ ! -s /tmp/hb.err ]'
-check set-kept "$(scx_sis --set 2>&1)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE IDLE_SMT NO_RECENT_USED SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE $KHRTICK$"'
+check set-kept "$(scx_sis --set 2>&1)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE IDLE_SMT NO_RECENT_USED SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE $KHRTICK $KNI$"'
 # cores 0-1 busy (one thread each): a task whose prev is CPU 0 wakes onto the whole
 # idle cores 4-5 and 6-7 (CPUs 5 and 7 went off and on 3 times, 4 and 6 once)
 sis-probe spin 0 & S0=$!
