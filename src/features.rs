@@ -143,13 +143,13 @@ pub const FEATURES: &[Feature] = &[
         name: "NI_RANDOM",
         bit: bpf_intf::sis_feature_FEAT_NI_RANDOM as u64,
         default: true,
-        desc: "sched_balance_newidle(): a level is balanced with probability (1 + newidle_ratio) / 1024, its success rate over the last 1024 tries; off: every level avg_idle's budget allows. The kernel has it from 6.18.x and 7.0 (6.16 and 6.17 lack it: off there)",
+        desc: "sched_balance_newidle(): a level is balanced with probability (1 + newidle_ratio) / 1024, its recent success rate (successes per 1024 tries, halved every 512); off: every level avg_idle's budget allows. The kernel has it from 6.18.x and 7.0 (6.16 and 6.17 lack it: off there)",
     },
     Feature {
         name: "NI_RATE",
         bit: bpf_intf::sis_feature_FEAT_NI_RATE as u64,
         default: true,
-        desc: "sched_balance_newidle(): newidle_ratio gains 1 per 4.2 ms its 1024 tries took, so a level that is rarely idle is sampled more. The kernel has it from 7.1 (off before)",
+        desc: "sched_balance_newidle(): newidle_ratio gains 1 per 4.2 ms its last 512 or so tries took, so a level that is rarely idle is sampled more. The kernel has it from 7.1 (off before)",
     },
 ];
 

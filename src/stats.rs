@@ -144,7 +144,7 @@ pub struct Metrics {
     )]
     pub lb_active: u64,
     #[stat(
-        desc = "Newidle balances begun: a CPU with nothing of its own to run looked at other CPUs' queues"
+        desc = "Newidle walks begun under avg_idle's budget: a CPU's own queues had nothing for it (kicked CPUs walk ungated, uncounted)"
     )]
     pub ni_runs: u64,
     #[stat(

@@ -103,6 +103,7 @@ struct cpu_ctx {
 	u64 offline;		/* between ops.cpu_offline and ops.cpu_online */
 	u64 next_balance;	/* rq->next_balance, ns: the earliest level due (balance.bpf.h) */
 	u64 nohz_balance;	/* a busy CPU's nohz kick asked this idle CPU to balance */
+	u64 pull_kick;		/* kicked to pull a waiting task: its newidle walk is ungated */
 	/* rq->active_balance, rq->push_cpu: pid << 32 | level << 24 | CPU, asked at push_at */
 	u64 push_mark;
 	u64 push_at;
@@ -622,6 +623,7 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 		c = first_idle(idle, head->cpus_ptr, NO_LLC, cpu);
 	scx_bpf_put_idle_cpumask(idle);
 	if (c >= 0 && scx_bpf_test_and_clear_cpu_idle(c)) {
+		WRITE_ONCE(cpu_ctxs[CPU_IDX(c)].pull_kick, 1);
 		scx_bpf_kick_cpu(c, SCX_KICK_IDLE);
 		stat_inc(STAT_TICK_KICK);
 	}

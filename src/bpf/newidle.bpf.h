@@ -4,8 +4,11 @@
  * of its own to run looks further, level by level, only while its average idle time
  * (rq->avg_idle) pays for what the levels have cost so far plus the dearest pull the
  * next level has made (max_newidle_lb_cost); NI_RANDOM passes a level over as often as
- * its pulls have failed, and NI_RATE counts slow sampling as success. The pulls
+ * its pulls have failed, and NI_RATE counts slow sampling as success. A CPU kicked to
+ * pull a waiting task walks ungated, as the kernel's nohz idle balance is. The pulls
  * themselves are queue.bpf.h's.
+ * differs: a CPU hotplug keeps each level's figures (the kernel rebuilds its domains
+ * with sd_init()'s).
  */
 
 #define NSEC_PER_SEC_ 1000000000ULL
@@ -19,7 +22,8 @@ struct ni_walk {
 	u64 curr_cost;		/* ns spent in the levels balanced so far */
 	u64 t0;			/* ns, when the level being balanced began */
 	u32 weight;		/* NI_RANDOM: what one success of this level counts */
-	u32 stop;		/* not begun, a pull succeeded, or the budget ran out */
+	u16 stop;		/* not begun, a pull succeeded, or the budget ran out */
+	u16 ungated;		/* kicked to pull, or a CPU without domains: no budget, no dice */
 };
 struct ni_walk ni_walks[MAX_CPUS];
 
@@ -28,10 +32,17 @@ static __always_inline struct ni_walk *ni_walk(s32 cpu)
 	return &ni_walks[CPU_IDX(cpu)];
 }
 
-/* Before a CPU's queues are read: no walk has begun. */
+/* Before a CPU's queues are read: no walk has begun; a kick to pull is taken up. */
 static __always_inline void ni_reset(s32 cpu)
 {
-	ni_walk(cpu)->stop = 1;
+	struct ni_walk *w = ni_walk(cpu);
+
+	w->stop = 1;
+	w->ungated = 0;
+	if (READ_ONCE(cpu_ctxs[CPU_IDX(cpu)].pull_kick)) {
+		WRITE_ONCE(cpu_ctxs[CPU_IDX(cpu)].pull_kick, 0);
+		w->ungated = 1;
+	}
 }
 
 static __always_inline bool ni_feat(u64 f)
@@ -66,9 +77,10 @@ static __always_inline void newidle_init(s32 cpu)
 }
 
 /*
- * update_newidle_stats(): every 1024 calls the success count becomes the ratio NI_RANDOM
- * samples at; NI_RATE adds one per 4.2 ms the 1024 calls took, so a rarely idle level
- * is sampled more.
+ * update_newidle_stats(): when 1024 calls have gathered, the successes among them become
+ * the ratio NI_RANDOM samples at and both counts are halved (so from then on every 512
+ * calls); NI_RATE adds one per 4.2 ms those calls took, so a rarely idle level is
+ * sampled more.
  */
 static __always_inline void update_newidle_stats(struct sd_ctx *sd, u32 success)
 {
@@ -148,6 +160,8 @@ __noinline int ni_begin(s32 cpu)
 	w->stop = 0;
 	/* a CPU the topology does not know has no domains: nothing to gate */
 	if (!known_cpu(cpu))
+		w->ungated = 1;
+	if (w->ungated)
 		return 0;
 	stat_inc(STAT_NI_RUNS);
 	newidle_decay(cpu, now);
@@ -176,7 +190,7 @@ __noinline int ni_level(s32 cpu, u32 lvl)
 
 	if (w->stop)
 		return 0;
-	if (!sd_weight(lvl, cpu))
+	if (w->ungated || !sd_weight(lvl, cpu))
 		return 1;
 	sd = ni_sd(cpu, lvl);
 	if (w->avg_idle < w->curr_cost + sd->max_newidle_lb_cost) {
@@ -206,7 +220,7 @@ __noinline int ni_done(s32 cpu, u32 lvl, int pulled)
 
 	if (pulled)
 		w->stop = 1;
-	if (!sd_weight(lvl, cpu))
+	if (w->ungated || !sd_weight(lvl, cpu))
 		return 0;
 	t1 = bpf_ktime_get_ns();
 	w->curr_cost += t1 - w->t0;

@@ -16,6 +16,7 @@ static __always_inline void kick_idle_in_llc(struct task_struct *p, s32 cpu, boo
 	if (found < 0)
 		found = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 	if (found >= 0) {
+		WRITE_ONCE(cpu_ctxs[CPU_IDX(found)].pull_kick, 1);
 		scx_bpf_kick_cpu(found, SCX_KICK_IDLE);
 		if (count)
 			stat_inc(STAT_IDLE_KICK);
@@ -198,7 +199,7 @@ static __always_inline bool balance_own_llc(s32 cpu, u32 llc, u64 cpu_dsq, u64 l
 					    bool known)
 {
 	u32 *hint = &llc_ctxs[LLC_IDX(llc)].overloaded;
-	bool waiting = false, pulled = false, unseen = false;
+	bool waiting = false, pulled = false, unseen = true;
 
 	if (known)
 		clear_overloaded(hint);
@@ -211,14 +212,12 @@ static __always_inline bool balance_own_llc(s32 cpu, u32 llc, u64 cpu_dsq, u64 l
 	if (ni_level(cpu, SD_LVL_SMT)) {
 		pulled = pull_from_core(cpu);
 		ni_done(cpu, SD_LVL_SMT, pulled);
-	} else {
-		unseen = true;
 	}
+	/* the LLC level reads every queue of the LLC, the siblings' too */
 	if (!pulled && ni_level(cpu, SD_LVL_LLC)) {
 		pulled = pull_from_llc(llc, cpu, SD_LVL_LLC, &waiting);
 		ni_done(cpu, SD_LVL_LLC, pulled);
-	} else if (!pulled) {
-		unseen = true;
+		unseen = false;
 	}
 	if (pulled) {
 		ni_end(cpu);

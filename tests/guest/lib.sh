@@ -10,11 +10,15 @@ check() { # check NAME WHY CMD...
 # HRTICK as this kernel's sched/features has it (off before 7.1): scx_sis's default
 KHRTICK=$(tr ' ' '\n' 2>/dev/null </sys/kernel/debug/sched/features | grep -x 'NO_HRTICK\|HRTICK')
 export KHRTICK
-# NI_RANDOM and NI_RATE as this kernel has them: off where it predates them (6.16, 6.17; NI_RATE 7.1)
-KNI=$(for f in NI_RANDOM NI_RATE; do
-	tr ' ' '\n' </sys/kernel/debug/sched/features 2>/dev/null | grep -x "NO_$f\|$f" || echo "NO_$f"
-done | tr '\n' ' ')
-KNI=${KNI% }
+# NI_RANDOM and NI_RATE as this kernel has them: off where it predates them (6.16, 6.17;
+# NI_RATE 7.1); without debugfs, scx_sis's table (both on)
+KNI="NI_RANDOM NI_RATE"
+if [ -r /sys/kernel/debug/sched/features ]; then
+	KNI=$(for f in NI_RANDOM NI_RATE; do
+		tr ' ' '\n' </sys/kernel/debug/sched/features | grep -x "NO_$f\|$f" || echo "NO_$f"
+	done | tr '\n' ' ')
+	KNI=${KNI% }
+fi
 export KNI
 state() { cat /sys/kernel/sched_ext/state 2>/dev/null || echo missing; }
 # wait_state STATE SECS: poll the sched_ext state
