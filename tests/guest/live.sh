@@ -17,7 +17,7 @@ start_sis /tmp/live.log --stats 1 || fail start "$(tail -3 /tmp/live.log)"
 PID0=$SIS_PID
 sleep 1
 sis-probe wake $N 2000 0 >/tmp/w1.txt
-check set-prints-features "$(scx_sis --set)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE IDLE_SMT RECENT_USED SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE $KHRTICK$"'
+check set-prints-features "$(scx_sis --set)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE IDLE_SMT RECENT_USED SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE $KHRTICK $KNI$"'
 scx_sis --set NO_IDLE_CORE_X >/tmp/o 2>/tmp/e; rc=$?
 check set-unknown-feature "exit $rc: $(cat /tmp/e)" sh -c "[ $rc != 0 ] && grep -q \"unknown feature 'NO_IDLE_CORE_X'\" /tmp/e && [ \$(grep -c . /tmp/e) = 1 ]"
 check set-unknown-changes-nothing "$(scx_sis --set)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE "'

@@ -21,7 +21,7 @@ for m in garbage truncated huge unknown; do
 	echo "# $out" | cut -c1-160
 	check hostile-$m "exit $rc: $out" [ $rc = 0 ]
 done
-check features-unchanged "$(scx_sis --set)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE IDLE_SMT RECENT_USED SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE $KHRTICK$"'
+check features-unchanged "$(scx_sis --set)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE IDLE_SMT RECENT_USED SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE $KHRTICK $KNI$"'
 sis-probe idle $SOCK 2000 30 >/tmp/idle.txt 2>&1 & IDLE=$!
 i=0; while ! grep -q holding /tmp/idle.txt && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 check idle-connections-open "$(cat /tmp/idle.txt)" grep -q "holding 2000" /tmp/idle.txt
@@ -51,7 +51,7 @@ for round in 1 2 3 4 5; do
 	pids=""
 	for f in NO_WAKE_AFFINE NO_IDLE_SMT NO_RECENT_USED NO_SIS_UTIL; do scx_sis --set $f >/dev/null & pids="$pids $!"; done
 	wait $pids
-	scx_sis --set | grep -q "^NO_WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE NO_IDLE_SMT NO_RECENT_USED NO_SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE $KHRTICK$" || lost=$((lost + 1))
+	scx_sis --set | grep -q "^NO_WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE NO_IDLE_SMT NO_RECENT_USED NO_SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE $KHRTICK $KNI$" || lost=$((lost + 1))
 done
 check concurrent-set-atomic "$lost of 5 rounds lost a change: $(scx_sis --set)" [ $lost = 0 ]
 scx_sis --set WAKE_AFFINE,IDLE_SMT,RECENT_USED,SIS_UTIL >/dev/null
