@@ -27,8 +27,8 @@ pub struct Headline {
     pub dirs: &'static [&'static str],
 }
 
-const BOOTS: &[&str] = &["2026-12-04-headline-b1", "2026-12-04-headline-b2"];
-const WAKEUP_BOOTS: &[&str] = &["2026-12-04-wakeup-b1", "2026-12-04-wakeup-b2"];
+const BOOTS: &[&str] = &["2026-12-04-ni-headline-b1", "2026-12-04-ni-headline-b2"];
+const WAKEUP_BOOTS: &[&str] = &["2026-12-04-ni-wakeup-b1", "2026-12-04-ni-wakeup-b2"];
 
 pub const HEADLINES: &[Headline] = &[
     Headline {
@@ -117,7 +117,7 @@ pub const HEADLINES: &[Headline] = &[
         base: "scx_cosmos",
         den: None,
         loads: &[0],
-        dirs: &["2026-12-04-cost-idle-b1", "2026-12-04-cost-idle-b2"],
+        dirs: &["2026-12-04-ni-cost-idle-b1", "2026-12-04-ni-cost-idle-b2"],
     },
     Headline {
         title: "6. calibration: the kernel's NO_SIS_UTIL effect over scx_sis's",
