@@ -68,7 +68,8 @@ struct Opts {
     #[arg(long, value_name = "SECS")]
     stats: Option<f64>,
 
-    /// Print the stats of a running scx_sis every SECS seconds; loads nothing.
+    /// Print the stats of a running scx_sis every SECS seconds; loads nothing. With
+    /// --pelt: that task's figures every SECS seconds, until it exits.
     #[arg(long, value_name = "SECS")]
     monitor: Option<f64>,
 
@@ -91,7 +92,7 @@ struct Opts {
     set: Option<String>,
 
     /// Print a task's PELT signals (load, runnable, util) as the running scx_sis keeps
-    /// them, in /proc/PID/sched's format, and exit.
+    /// them, in /proc/PID/sched's format, and exit (with --monitor: again and again).
     #[arg(long, value_name = "PID", value_parser = clap::value_parser!(i32).range(1..))]
     pelt: Option<i32>,
 
@@ -283,7 +284,8 @@ fn real_main() -> Result<()> {
         return control::set(spec);
     }
     if let Some(pid) = opts.pelt {
-        return pelt::show(pid);
+        let every = opts.monitor.map(|s| interval(s, "monitor")).transpose()?;
+        return pelt::show(pid, every);
     }
     let mut features = features::parse(&opts.features, features::kernel_default_mask())?;
     let stats_every = opts.stats.map(|s| interval(s, "stats")).transpose()?;

@@ -8,7 +8,9 @@ use crate::bpf_intf::{self, sis_sched_avg};
 use crate::control;
 use anyhow::{bail, Context, Result};
 use libbpf_rs::{MapCore, MapFlags, MapHandle};
+use std::io::Write;
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::time::Duration;
 
 pub const TASKS_PIN: &str = "/sys/fs/bpf/scx_sis/tasks";
 
@@ -44,20 +46,52 @@ pub fn format(a: &sis_sched_avg) -> String {
     .collect()
 }
 
-/// `scx_sis --pelt PID`.
-pub fn show(pid: i32) -> Result<()> {
-    control::running_sis()?;
-    let map = MapHandle::from_pinned_path(TASKS_PIN)
-        .map_err(|e| control::pin_error(TASKS_PIN, "read the tasks of", e))?;
-    let fd = pidfd(pid)?;
+/// One read of the task's storage: its signals, or None once the task has exited.
+fn read(map: &MapHandle, pid: i32) -> Result<Option<sis_sched_avg>> {
+    let fd = match pidfd(pid) {
+        Ok(fd) => fd,
+        Err(_) if !std::path::Path::new(&format!("/proc/{pid}")).exists() => return Ok(None),
+        Err(e) => return Err(e),
+    };
     let key = (std::os::fd::AsRawFd::as_raw_fd(&fd)).to_ne_bytes();
     let v = map
         .lookup(&key, MapFlags::ANY)
         .with_context(|| format!("reading task {pid}'s storage"))?
         .with_context(|| format!("task {pid} is not scheduled by scx_sis"))?;
-    let a: sis_sched_avg = bpf_intf::from_bytes(&v).context("task storage value too short")?;
-    print!("{}", format(&a));
-    Ok(())
+    bpf_intf::from_bytes(&v)
+        .context("task storage value too short")
+        .map(Some)
+}
+
+/// `scx_sis --pelt PID`, once, or with `--monitor SECS` every SECS until the task exits
+/// (one process, so that the reads disturb the task as little as `cat` does).
+pub fn show(pid: i32, every: Option<Duration>) -> Result<()> {
+    control::running_sis()?;
+    let map = MapHandle::from_pinned_path(TASKS_PIN)
+        .map_err(|e| control::pin_error(TASKS_PIN, "read the tasks of", e))?;
+    let mut out = std::io::stdout().lock();
+    let mut first = true;
+    loop {
+        let Some(a) = read(&map, pid)? else {
+            if first {
+                bail!("no task {pid}");
+            }
+            return Ok(());
+        };
+        let sep = if first { "" } else { "\n" };
+        first = false;
+        if let Err(e) = write!(out, "{sep}{}", format(&a)).and_then(|_| out.flush()) {
+            // a reader that went away (`--pelt PID --monitor 1 | head`) is not an error
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                return Ok(());
+            }
+            return Err(e).context("writing to stdout");
+        }
+        match every {
+            Some(d) => std::thread::sleep(d),
+            None => return Ok(()),
+        }
+    }
 }
 
 #[cfg(test)]

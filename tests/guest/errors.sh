@@ -2,7 +2,7 @@
 # suite: errors 1:4:2 newest 300
 # errors.sh: every bad start gets one clear line and a non-zero exit; nothing stays loaded.
 . /tests/lib.sh
-plan 34
+plan 36
 expect_err() { # expect_err NAME PATTERN CMD...
 	n=$1; pat=$2; shift 2
 	"$@" >/tmp/e.out 2>/tmp/e.err; rc=$?
@@ -24,6 +24,7 @@ expect_err absurd-dump-len "exit-dump-len" scx_sis --exit-dump-len 4294967295
 expect_err bad-feature-list "unknown feature 'BOGUS'" scx_sis -f IDLE_CORE,BOGUS
 expect_err monitor-nothing-running "no running scx_sis to monitor" scx_sis --monitor 1
 expect_err set-nothing-running "no running scx_sis to change" scx_sis --set NO_IDLE_CORE
+expect_err pelt-monitor-interval "monitor must be between" scx_sis --pelt 1 --monitor 0
 start_sis /tmp/first.log
 "scx_sis" >/tmp/e.out 2>/tmp/e.err; rc=$?
 check already-running "exit $rc: $(cat /tmp/e.err)" sh -c "[ $rc -ne 0 ] && grep -q 'another scx_sis is already running (pid $SIS_PID)' /tmp/e.err && [ \$(grep -c . /tmp/e.err) = 1 ]"

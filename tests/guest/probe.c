@@ -1410,6 +1410,27 @@ static int cmd_duty(int n, char **a)
 	return duty(atoi(a[0]), atoi(a[1]), atoi(a[2]), atoi(a[3]), n == 5 ? atoi(a[4]) : 0);
 }
 
+/* Print FILE every MS ms until killed or FILE is gone: a reader that starts no process. */
+static int cmd_every(int n, char **a)
+{
+	char buf[16384];
+
+	(void)n;
+	for (;;) {
+		int fd = open(a[0], O_RDONLY);
+		ssize_t r, off = 0;
+
+		if (fd < 0)
+			return 0;
+		while (off < (ssize_t)sizeof(buf) && (r = read(fd, buf + off, sizeof(buf) - off)) > 0)
+			off += r;
+		close(fd);
+		if (fwrite(buf, 1, off, stdout) != (size_t)off || fflush(stdout))
+			return 1;
+		usleep(atoi(a[1]) * 1000);
+	}
+}
+
 static int cmd_fan(int n, char **a)
 {
 	(void)n;
@@ -1488,6 +1509,8 @@ static const struct cmd cmds[] = {
 	  "the newidle balance's order across LLCs in K trials: which of NEAR's and FAR's waiting tasks W, about to idle, runs first", cmd_stealtest },
 	{ "duty", 4, 5, "CPU ON PERIOD SECS [NICE]",
 	  "pinned to CPU: spin ON us of every PERIOD us, for SECS; prints its pid first", cmd_duty },
+	{ "every", 2, 2, "FILE MS",
+	  "print FILE every MS ms until killed or FILE is gone: a reader that starts no process", cmd_every },
 	{ "fan", 2, 2, "K SECS",
 	  "1:N over semaphores: a master wakes K workers in turn; each wakes a side thread, then the master", cmd_fan },
 	{ "msg", 4, 4, "M W SECS US",
