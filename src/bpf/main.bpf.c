@@ -898,6 +898,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 void BPF_STRUCT_OPS(sis_cpu_online, s32 cpu)
 {
 	WRITE_ONCE(cpu_ctxs[CPU_IDX(cpu)].offline, 0);
+	newidle_rebuild();
 	__sync_fetch_and_add(&hotplug_seq, 1);
 }
 
@@ -917,6 +918,7 @@ void BPF_STRUCT_OPS(sis_cpu_offline, s32 cpu)
 	/* what waits on its own queue moves to the global DSQ (see sis_enqueue) */
 	bpf_for_each(scx_dsq, p, CPU_DSQ_BASE + cpu, 0)
 		scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_GLOBAL, 0);
+	newidle_rebuild();
 	__sync_fetch_and_add(&hotplug_seq, 1);
 }
 

@@ -7,8 +7,6 @@
  * its pulls have failed, and NI_RATE counts slow sampling as success. A CPU kicked to
  * pull a waiting task walks ungated, as the kernel's nohz idle balance is. The pulls
  * themselves are queue.bpf.h's.
- * differs: a CPU hotplug keeps each level's figures (the kernel rebuilds its domains
- * with sd_init()'s).
  */
 
 #define NSEC_PER_SEC_ 1000000000ULL
@@ -74,6 +72,18 @@ static __always_inline void newidle_init(s32 cpu)
 		sd->newidle_stamp = now;
 		sd->last_decay_max_lb_cost = now;
 	}
+}
+
+/*
+ * build_sched_domains() after a CPU hotplug: every CPU's levels start again from
+ * sd_init()'s figures, as the kernel's rebuilt domains do.
+ */
+static __always_inline void newidle_rebuild(void)
+{
+	s32 cpu;
+
+	bpf_for(cpu, 0, nr_cpu_ids)
+		newidle_init(cpu);
 }
 
 /*
