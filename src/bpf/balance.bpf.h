@@ -671,7 +671,10 @@ static __always_inline s32 sched_balance_rq_idle(s32 cpu, u32 lvl, u64 now)
 			  local->idle_cpus <= busiest->idle_cpus + 1) ||
 			 busiest->sum_h_nr_running <= 1))
 		return -2;
-	/* calculate_imbalance(): half the difference, in tasks */
+	/* calculate_imbalance(): a small imbalance between nodes is allowed, then half */
+	if (lvl == SD_LVL_SYS)
+		imb = adjust_numa_imbalance(imb, local->sum_nr_running + 1,
+					    imb_numa_nr(cpu_node[CPU_IDX(cpu)], cpu_llc[CPU_IDX(cpu)]));
 	return imb >> 1 ? busiest->run_cpu : -2;
 }
 
@@ -892,7 +895,7 @@ static __always_inline int sched_balance_rq_at(s32 cpu, u32 lvl)
 	}
 }
 
-/* sched_balance_rq_idle() at level @lvl (SMT to NODE), a constant where this is inlined */
+/* sched_balance_rq_idle() at level @lvl, a constant where this is inlined */
 static __always_inline s32 sched_balance_rq_idle_at(s32 cpu, u32 lvl)
 {
 	switch (lvl) {
@@ -900,8 +903,10 @@ static __always_inline s32 sched_balance_rq_idle_at(s32 cpu, u32 lvl)
 		return sched_balance_rq_idle_smt(cpu);
 	case SD_LVL_LLC:
 		return sched_balance_rq_idle_llc(cpu);
-	default:
+	case SD_LVL_NODE:
 		return sched_balance_rq_idle_node(cpu);
+	default:
+		return sched_balance_rq_idle_sys(cpu);
 	}
 }
 
@@ -1008,9 +1013,8 @@ static __always_inline bool balance_idle_level(s32 cpu, u32 lvl, u64 now, u64 *n
 
 /*
  * The nohz idle balance (_nohz_idle_balance()) of an idle @cpu a busy CPU kicked,
- * for itself: sched_balance_domains() as CPU_IDLE, the levels within the node, and
- * nohz.next_balance set to when one is due again.
- * differs: no NUMA level: a packed node spreads only by wakeups and forks.
+ * for itself: sched_balance_domains() as CPU_IDLE, every level, and nohz.next_balance
+ * set to when one is due again.
  */
 __noinline int sched_balance_idle(s32 cpu)
 {
@@ -1019,8 +1023,9 @@ __noinline int sched_balance_idle(s32 cpu)
 	if (!known_cpu(cpu))
 		return 0;
 	if (balance_idle_level(cpu, SD_LVL_SMT, now, &next) &&
-	    balance_idle_level(cpu, SD_LVL_LLC, now, &next))
-		balance_idle_level(cpu, SD_LVL_NODE, now, &next);
+	    balance_idle_level(cpu, SD_LVL_LLC, now, &next) &&
+	    balance_idle_level(cpu, SD_LVL_NODE, now, &next))
+		balance_idle_level(cpu, SD_LVL_SYS, now, &next);
 	/* at least a tick on, however the levels ended */
 	WRITE_ONCE(nohz_next_balance, next > now + tick_ns && next != ~0ULL ? next : now + tick_ns);
 	return 0;
