@@ -10,7 +10,6 @@ NODES=$(ls -d /sys/devices/system/node/node* | wc -l)
 if [ "$NODES" -gt 1 ]; then plan 16; else plan 13; fi
 S=/sys/devices/system/cpu
 l3() { cat $S/cpu$1/cache/index3/shared_cpu_list; }
-node_of() { basename $(ls -d $S/cpu$1/node* 2>/dev/null | head -1) 2>/dev/null | tr -dc 0-9; }
 W=0
 E=""
 for c in $(seq 1 $(($(nproc) - 1))); do
