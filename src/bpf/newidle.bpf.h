@@ -69,14 +69,16 @@ static __always_inline void newidle_init(s32 cpu)
 		sd->newidle_call = NEWIDLE_CALL_INIT;
 		sd->newidle_success = NEWIDLE_CALL_INIT / 2;
 		sd->newidle_ratio = NEWIDLE_CALL_INIT;
+		sd->max_newidle_lb_cost = 0;
 		sd->newidle_stamp = now;
 		sd->last_decay_max_lb_cost = now;
 	}
 }
 
 /*
- * build_sched_domains() after a CPU hotplug: every CPU's levels start again from
- * sd_init()'s figures, as the kernel's rebuilt domains do.
+ * build_sched_domains() after a CPU hotplug: every CPU's newidle figures start again
+ * from sd_init()'s, as the kernel's rebuilt domains do. A CPU counting meanwhile may
+ * lose an update; the counts recover within 1024 calls.
  */
 static __always_inline void newidle_rebuild(void)
 {

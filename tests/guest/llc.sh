@@ -130,7 +130,8 @@ check search-found-w-sis "$(at $W /tmp/l-sis-wake.txt) of 300 on W" [ "$(at $W /
 # reports which group's task ran on W first (EEVDF's periodic balance may later bring
 # a far one too: 2 of 6 trials in one run). NI_RANDOM is off on both sides, where the
 # kernel has it: its dice skip the node level at times by design (near 4 far 2 of 6
-# under EEVDF and under scx_sis, once each in 3 and 4 runs with it on; 0 far in 4 off).
+# under EEVDF and under scx_sis, once each in 3 and 4 runs with it on; scx_sis with it
+# off: 0 far in 4 runs).
 F=$(for c in $(seq 0 $(($(nproc) - 1))); do [ "$(node_of $c)" != "$(node_of $W)" ] && echo $c; done | head -1)
 near=$(l3 $E)
 far=$(l3 $F)
