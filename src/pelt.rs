@@ -46,18 +46,15 @@ pub fn format(a: &sis_sched_avg) -> String {
     .collect()
 }
 
-/// One read of the task's storage: its signals, or None once the task has exited.
-fn read(map: &MapHandle, pid: i32) -> Result<Option<sis_sched_avg>> {
-    let fd = match pidfd(pid) {
-        Ok(fd) => fd,
-        Err(_) if !std::path::Path::new(&format!("/proc/{pid}")).exists() => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let key = (std::os::fd::AsRawFd::as_raw_fd(&fd)).to_ne_bytes();
-    let v = map
+/// One read of the task's storage through its pidfd; None once the task has gone.
+fn read(map: &MapHandle, pid: i32, fd: &OwnedFd) -> Result<Option<sis_sched_avg>> {
+    let key = (std::os::fd::AsRawFd::as_raw_fd(fd)).to_ne_bytes();
+    let Some(v) = map
         .lookup(&key, MapFlags::ANY)
         .with_context(|| format!("reading task {pid}'s storage"))?
-        .with_context(|| format!("task {pid} is not scheduled by scx_sis"))?;
+    else {
+        return Ok(None);
+    };
     bpf_intf::from_bytes(&v)
         .context("task storage value too short")
         .map(Some)
@@ -69,12 +66,14 @@ pub fn show(pid: i32, every: Option<Duration>) -> Result<()> {
     control::running_sis()?;
     let map = MapHandle::from_pinned_path(TASKS_PIN)
         .map_err(|e| control::pin_error(TASKS_PIN, "read the tasks of", e))?;
+    // one pidfd for every read: a reused pid is not followed
+    let fd = pidfd(pid)?;
     let mut out = std::io::stdout().lock();
     let mut first = true;
     loop {
-        let Some(a) = read(&map, pid)? else {
+        let Some(a) = read(&map, pid, &fd)? else {
             if first {
-                bail!("no task {pid}");
+                bail!("task {pid} is not scheduled by scx_sis");
             }
             return Ok(());
         };
