@@ -79,13 +79,10 @@ pub fn show(pid: i32, every: Option<Duration>) -> Result<()> {
         };
         let sep = if first { "" } else { "\n" };
         first = false;
-        if let Err(e) = write!(out, "{sep}{}", format(&a)).and_then(|_| out.flush()) {
-            // a reader that went away (`--pelt PID --monitor 1 | head`) is not an error
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                return Ok(());
-            }
-            return Err(e).context("writing to stdout");
-        }
+        // a closed pipe (`| head`) ends with 0 in main(), as --monitor's does
+        write!(out, "{sep}{}", format(&a))
+            .and_then(|_| out.flush())
+            .context("writing to stdout")?;
         match every {
             Some(d) => std::thread::sleep(d),
             None => return Ok(()),
