@@ -26,7 +26,12 @@ const DOCUMENTS: &[&str] = &[
     "docs/DESIGN.md",
     "docs/STATS.md",
     "docs/KERNELS.md",
+    "docs/BENCHMARKS-HISTORY.md",
 ];
+
+/// The benchmark documents: every number in their prose is printed by a generated
+/// block of one of the two (the current page quotes the history's tables).
+const BENCH_PAIR: &[&str] = &["BENCHMARKS.md", "docs/BENCHMARKS-HISTORY.md"];
 
 /// `cargo xtask features` / `stats-fields`: what the freshly built scx_sis prints with
 /// `flag` (a table declared in its source).
@@ -141,24 +146,18 @@ fn decimals<'a>(text: &'a str, in_code: &mut bool) -> Vec<&'a str> {
 }
 
 /// The prose numbers of `text` (decimals outside code blocks) that no generated block
-/// of it prints at their precision and no `cited:` line names: (line, number).
-pub fn unquoted_numbers(text: &str) -> Vec<(usize, String)> {
-    let (mut printed, mut prose) = (Vec::<f64>::new(), Vec::new());
-    let (mut in_block, mut generated) = (false, false);
-    let mut cited: Vec<&str> = Vec::new();
-    let mut in_code = false;
+/// of it or of `also` prints at their precision and no `cited:` line names: (line,
+/// number).
+pub fn unquoted_numbers(text: &str, also: &str) -> Vec<(usize, String)> {
+    let printed: Vec<f64> = [text, also].into_iter().flat_map(printed_numbers).collect();
+    let (mut prose, mut cited) = (Vec::new(), Vec::<&str>::new());
+    let (mut in_block, mut in_code) = (false, false);
     for (n, l) in text.lines().enumerate() {
         if let Some(c) = l.strip_prefix(CITED) {
             cited.extend(c.split_whitespace());
-        } else if l.starts_with(MARK) {
-            generated = true;
         } else if l.starts_with("```") {
-            generated &= !in_block;
             in_block = !in_block;
-        } else if in_block && generated {
-            let nums = l.split(|c: char| !(c.is_ascii_digit() || c == '.'));
-            printed.extend(nums.filter_map(|t| t.trim_matches('.').parse::<f64>().ok()));
-        } else if !in_block {
+        } else if !in_block && !l.starts_with(MARK) {
             prose.extend(decimals(l, &mut in_code).into_iter().map(|t| (n + 1, t)));
         }
     }
@@ -189,8 +188,13 @@ pub fn doc(check: bool) -> Result<i32> {
         for c in &changed {
             println!("stale: `cargo xtask {c}` prints something else than {name} quotes");
         }
-        if *name == "BENCHMARKS.md" {
-            for (line, num) in unquoted_numbers(&new) {
+        if let Some(other) = BENCH_PAIR
+            .iter()
+            .find(|o| *o != name && BENCH_PAIR.contains(name))
+        {
+            let other = std::fs::read_to_string(repo_root().join(other))
+                .with_context(|| format!("reading {other}"))?;
+            for (line, num) in unquoted_numbers(&new, &other) {
                 println!("stale: {name}:{line}: {num} is in no generated block");
                 stale += 1;
             }
@@ -211,6 +215,23 @@ pub fn doc(check: bool) -> Result<i32> {
     Ok(0)
 }
 
+/// The numbers `text`'s generated blocks print.
+fn printed_numbers(text: &str) -> Vec<f64> {
+    let (mut printed, mut in_block, mut generated) = (Vec::new(), false, false);
+    for l in text.lines() {
+        if l.starts_with(MARK) {
+            generated = true;
+        } else if l.starts_with("```") {
+            generated &= !in_block;
+            in_block = !in_block;
+        } else if in_block && generated {
+            let nums = l.split(|c: char| !(c.is_ascii_digit() || c == '.'));
+            printed.extend(nums.filter_map(|t| t.trim_matches('.').parse::<f64>().ok()));
+        }
+    }
+    printed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,7 +239,9 @@ mod tests {
     #[test]
     fn prose_numbers_come_from_blocks() {
         let text = "a 0.82 [0.70,0.95] and `cmd 9.99` 6.18.15 7 s 0.5\n<!-- cited: 0.5 the seed -->\n<!-- generated: cargo xtask x --from d -->\n```\nsis 0.823 [0.701,0.951]\n```\nthen 0.77 and 1.0x\n";
-        assert_eq!(unquoted_numbers(text), [(7, "0.77".to_string())]);
+        assert_eq!(unquoted_numbers(text, ""), [(7, "0.77".to_string())]);
+        let also = "<!-- generated: cargo xtask y --from e -->\n```\nsis 0.77\n```\n";
+        assert!(unquoted_numbers(text, also).is_empty());
         assert_eq!(
             decimals("p 1.5. v7.3 x_2.5 (3.25)", &mut false),
             ["1.5", "3.25"]
