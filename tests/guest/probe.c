@@ -139,8 +139,26 @@ static int nap(int cpu, const char *pol, int slice_us, int n, int us)
 	return 0;
 }
 
+/*
+ * A line on stderr every 30 s of a long loop: under single-threaded TCG a loop of timer
+ * wakeups beside spinners can take minutes, and the runner takes 240 s of silence for
+ * a hang. A stuck loop prints nothing, so a hang still reads as one.
+ */
+static void progress(const char *what, int i, int n, long long *next)
+{
+	long long now = mono_ns();
+
+	if (!*next)
+		*next = now + 30000000000LL;
+	if (now < *next)
+		return;
+	*next = now + 30000000000LL;
+	fprintf(stderr, "sis-probe: %s %d of %d\n", what, i, n);
+}
+
 static int wake(int n, int us, int cpu)
 {
+	long long next = 0;
 	static long hist[MAX_CPUS];
 	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000L };
 
@@ -154,6 +172,7 @@ static int wake(int n, int us, int cpu)
 		int where = sched_getcpu();
 		if (where >= 0 && where < MAX_CPUS)
 			hist[where]++;
+		progress("wake", i + 1, n, &next);
 	}
 	printf("# wake histogram (cpu:count):");
 	for (int c = 0; c < MAX_CPUS; c++)
@@ -601,6 +620,7 @@ static int syncwake(int n, int w, int e, int home)
 {
 	pthread_t t;
 	char b = 0;
+	long long next = 0;
 
 	sync_home = home;
 	sync_rounds = n;
@@ -614,6 +634,7 @@ static int syncwake(int n, int w, int e, int home)
 	for (int i = 0; i < n; i++) {
 		if (write(sync_fds[0][1], &b, 1) != 1 || read(sync_fds[1][0], &b, 1) != 1)
 			return 3;
+		progress("syncwake", i + 1, n, &next);
 	}
 	pthread_join(t, NULL);
 	print_hist("syncwake", n);

@@ -314,7 +314,7 @@ fn qemu_args(cfg: &VmConfig, initrd: &Path, monitor: &Path) -> Vec<String> {
         a.push(format!("{}M", cfg.mem_mib));
     }
     let append = format!(
-        "console=ttyS0 rdinit=/init loglevel=5 panic=-1 oops=panic {}",
+        "console=ttyS0 rdinit=/init loglevel=5 panic=-1 oops=panic unknown_nmi_panic=1 panic_print=0x41 {}",
         cfg.kernel_args
     );
     let monitor = format!("unix:{},server=on,wait=off", monitor.display());
@@ -400,9 +400,9 @@ pub fn run(cfg: &VmConfig, cmd: &str) -> Result<VmResult> {
                 lines.push(line);
                 if code.is_none() && (panic || oops) {
                     failure = Some(if panic {
-                        (EXIT_PANIC, "guest kernel panic")
+                        (EXIT_PANIC, "guest kernel panic".to_string())
                     } else {
-                        (EXIT_OOPS, "guest kernel Oops")
+                        (EXIT_OOPS, "guest kernel Oops".to_string())
                     });
                     // Give the console a moment to print the trace.
                     drain(&rx, &mut lines, Duration::from_secs(2), cfg.stream);
@@ -412,13 +412,20 @@ pub fn run(cfg: &VmConfig, cmd: &str) -> Result<VmResult> {
             Ok(None) => open -= 1,
             Err(_) => {
                 failure = Some(if start.elapsed() >= cfg.timeout {
-                    (EXIT_TIMEOUT, "guest run exceeded --timeout")
+                    (EXIT_TIMEOUT, "guest run exceeded --timeout".to_string())
                 } else if up {
-                    lines.extend(vcpu_states(&monitor, cfg.stream));
-                    (EXIT_HANG, "guest hung: no console output after boot")
+                    let last_line = lines.last().cloned().unwrap_or_default();
+                    let states = vcpu_states(&monitor, cfg.stream);
+                    let why = format!(
+                        "guest hung: no console output after boot; last line '{last_line:.120}'; {}",
+                        states.last().map_or("", |s| s.trim_start_matches("# "))
+                    );
+                    lines.extend(states);
+                    lines.extend(hang_dump(&monitor, &rx, cfg.stream));
+                    (EXIT_HANG, why)
                 } else {
                     lines.extend(vcpu_states(&monitor, cfg.stream));
-                    (EXIT_NO_BOOT, "guest did not boot: no console output")
+                    (EXIT_NO_BOOT, "guest did not boot: no console output".into())
                 });
                 break;
             }
@@ -431,7 +438,7 @@ pub fn run(cfg: &VmConfig, cmd: &str) -> Result<VmResult> {
     let output = lines.join("\n");
     let (code, failure) = match (code, failure) {
         (Some(c), None) => (c, None),
-        (_, Some((c, why))) => (c, Some(why.to_string())),
+        (_, Some((c, why))) => (c, Some(why)),
         (None, None) if up => (
             EXIT_NO_BOOT,
             Some("guest stopped before the command finished".into()),
@@ -465,6 +472,19 @@ fn vcpu_states(monitor: &Path, stream: bool) -> Vec<String> {
             line
         })
         .collect()
+}
+
+/// What a hung guest's kernel says of itself: an NMI on every vCPU, which
+/// `unknown_nmi_panic` turns into a panic that prints each CPU's backtrace and every
+/// task's state and stack (`panic_print`), read for up to 60 s or until qemu exits.
+fn hang_dump(monitor: &Path, rx: &mpsc::Receiver<Option<String>>, stream: bool) -> Vec<String> {
+    let mut lines = vec!["# hang dump: an NMI on every vCPU (unknown_nmi_panic)".to_string()];
+    if let Err(e) = monitor_command(monitor, "nmi") {
+        lines.push(format!("# hang dump: qemu monitor: {e:#}"));
+        return lines;
+    }
+    drain(rx, &mut lines, Duration::from_secs(60), stream);
+    lines
 }
 
 /// One human monitor command's output (read until the monitor is quiet for 1 s).

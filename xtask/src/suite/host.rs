@@ -182,10 +182,11 @@ pub(crate) fn guest_failure_tests(tally: &mut Tally, run: &XtaskRun<'_>, k: &Ker
             "hang",
             vec!["--idle-timeout", "8", "--", "sleep", "600"],
             vm::EXIT_HANG,
-            // and where each vCPU was, from qemu's monitor
+            // where each vCPU was, from qemu's monitor, and the kernel's own dump
             &[
                 "guest hung: no console output",
                 "# vCPUs at the hang, sample 1: cpu0 ",
+                "Kernel panic - not syncing: NMI: Not continuing",
             ],
         ),
         (

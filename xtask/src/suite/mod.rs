@@ -47,6 +47,8 @@ pub(crate) struct Tally {
     pub(crate) slow: Vec<String>,
     /// VM tests whose first guest stalled before init and were booted again
     pub(crate) rebooted: Vec<String>,
+    /// VM tests whose first guest hung after init and were run again
+    pub(crate) hung: Vec<String>,
 }
 
 impl Tally {
@@ -165,6 +167,13 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
             "# {} guest(s) stalled before init and were booted again: {}",
             tally.rebooted.len(),
             tally.rebooted.join(", ")
+        );
+    }
+    if !tally.hung.is_empty() {
+        println!(
+            "# {} guest(s) hung after init and were run again (dumps above): {}",
+            tally.hung.len(),
+            tally.hung.join(", ")
         );
     }
     for f in &tally.failed {

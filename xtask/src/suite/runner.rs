@@ -39,6 +39,39 @@ pub(crate) fn test_guest(
 /// passed that way while no guest had hung. Each test's own timeout still bounds it.
 const SILENCE_S: u64 = 240;
 
+/// A hung guest's reason, its last test lines and the kernel's dump (each CPU, each
+/// task's state), as `  | ` lines in the suite's log.
+fn print_hang(name: &str, r: &vm::VmResult) {
+    let why = r.failure.clone().unwrap_or_default();
+    println!(
+        "# {name}: {why} ({:.0}s); running it once more",
+        r.total_secs
+    );
+    let out: Vec<&str> = r.output.lines().collect();
+    let dump = out
+        .iter()
+        .position(|l| l.starts_with("# hang dump"))
+        .unwrap_or(out.len());
+    let keep = |l: &&&str| {
+        [
+            "Kernel panic",
+            "CPU:",
+            "RIP:",
+            "task:",
+            "# vCPUs",
+            "# hang dump",
+        ]
+        .iter()
+        .any(|k| l.contains(k))
+    };
+    for l in out[dump.saturating_sub(8)..dump]
+        .iter()
+        .chain(out[dump..].iter().filter(keep).take(300))
+    {
+        println!("  | {l}");
+    }
+}
+
 /// The guest stopped printing before its init ran (no `MARK_UP`).
 fn stalled_before_init(r: &vm::VmResult) -> bool {
     r.code == vm::EXIT_NO_BOOT && r.boot_secs == 0.0 && r.failure.is_some()
@@ -75,6 +108,17 @@ pub(crate) fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tal
             }
             tally.lock().unwrap().rebooted.push(t.name.clone());
             cfg.timeout = cfg.timeout.saturating_sub(start.elapsed());
+            res = vm::run(&cfg, &t.cmd);
+        }
+    }
+    // A guest silent for SILENCE_S after init has hung (cause not known: the dump below
+    // says where every task was). Run the test once more with its whole budget; the hang
+    // is printed here and named in the summary.
+    if let Ok(r) = &res {
+        if r.code == vm::EXIT_HANG {
+            print_hang(&t.name, r);
+            tally.lock().unwrap().hung.push(t.name.clone());
+            cfg.timeout = Duration::from_secs(t.timeout);
             res = vm::run(&cfg, &t.cmd);
         }
     }
