@@ -60,6 +60,18 @@ fn read(map: &MapHandle, pid: i32, fd: &OwnedFd) -> Result<Option<sis_sched_avg>
         .map(Some)
 }
 
+/// Whether the task behind `fd` has exited: a pidfd reads as ready from its exit on,
+/// reaped or not (a zombie keeps its storage until it is reaped).
+fn exited(fd: &OwnedFd) -> bool {
+    let mut p = libc::pollfd {
+        fd: std::os::fd::AsRawFd::as_raw_fd(fd),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, no wait
+    unsafe { libc::poll(&mut p, 1, 0) == 1 }
+}
+
 /// `scx_sis --pelt PID`, once, or with `--monitor SECS` every SECS until the task exits
 /// (one process, so that the reads disturb the task as little as `cat` does).
 pub fn show(pid: i32, every: Option<Duration>) -> Result<()> {
@@ -71,6 +83,9 @@ pub fn show(pid: i32, every: Option<Duration>) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let mut first = true;
     loop {
+        if !first && exited(&fd) {
+            return Ok(());
+        }
         let Some(a) = read(&map, pid, &fd)? else {
             if first {
                 bail!("task {pid} is not scheduled by scx_sis");
