@@ -24,8 +24,12 @@ pub const EXIT_NO_BOOT: i32 = 254;
 /// Longer means qemu stalled; the suite then has time to boot it again.
 const BOOT_ALLOWANCE: Duration = Duration::from_secs(90);
 
+/// How long a guest that reported its command's status may take to power off. Its
+/// results are complete then; a guest still up after this is killed, and says so.
+const POWEROFF_ALLOWANCE: Duration = Duration::from_secs(30);
+
 const MARK_UP: &str = "@@SCX_SIS_GUEST_UP@@";
-const MARK_RC: &str = "@@SCX_SIS_RC=";
+pub(crate) const MARK_RC: &str = "@@SCX_SIS_RC=";
 
 /// Host binaries every guest gets when the host has them.
 pub const WORKLOADS: &[&str] = &["tbench", "tbench_srv", "hackbench", "stress-ng", "perf"];
@@ -376,7 +380,11 @@ pub fn run(cfg: &VmConfig, cmd: &str) -> Result<VmResult> {
     let mut open = 2;
     while open > 0 {
         let left = cfg.timeout.saturating_sub(start.elapsed());
-        let idle = if up { cfg.idle_timeout } else { BOOT_ALLOWANCE };
+        let idle = match (code, up) {
+            (Some(_), _) => POWEROFF_ALLOWANCE,
+            (None, true) => cfg.idle_timeout,
+            (None, false) => BOOT_ALLOWANCE,
+        };
         let wait = left.min(idle.saturating_sub(last.elapsed()));
         match rx.recv_timeout(wait) {
             Ok(Some(line)) => {
@@ -410,6 +418,18 @@ pub fn run(cfg: &VmConfig, cmd: &str) -> Result<VmResult> {
                 }
             }
             Ok(None) => open -= 1,
+            Err(_) if code.is_some() => {
+                let l = format!(
+                    "# the guest reported status {} but did not power off in {}s; stopped",
+                    code.unwrap_or_default(),
+                    POWEROFF_ALLOWANCE.as_secs()
+                );
+                if cfg.stream {
+                    println!("{l}");
+                }
+                lines.push(l);
+                break;
+            }
             Err(_) => {
                 failure = Some(if start.elapsed() >= cfg.timeout {
                     (EXIT_TIMEOUT, "guest run exceeded --timeout".to_string())

@@ -171,7 +171,8 @@ pub(crate) type XtaskRun<'a> = dyn Fn(&[&str]) -> std::io::Result<(i32, String)>
 pub(crate) fn guest_failure_tests(tally: &mut Tally, run: &XtaskRun<'_>, k: &Kernel) -> Result<()> {
     let kernel = k.vmlinuz.to_string_lossy().to_string();
     let base = ["vm", "--no-build", "--kernel", kernel.as_str()];
-    let cases: [(&str, Vec<&str>, i32, &[&str]); 3] = [
+    let stuck = format!("echo {}3@@; sleep 600", vm::MARK_RC);
+    let cases: [(&str, Vec<&str>, i32, &[&str]); 4] = [
         (
             "panic",
             vec!["--", "sh", "-c", "echo c > /proc/sysrq-trigger"],
@@ -201,6 +202,14 @@ pub(crate) fn guest_failure_tests(tally: &mut Tally, run: &XtaskRun<'_>, k: &Ker
             ],
             vm::EXIT_TIMEOUT,
             &["guest run exceeded --timeout"],
+        ),
+        (
+            // status 3 reported as /init reports it, then silence, as from a power-off
+            // that never ends: the status stands and the guest is stopped, not a hang
+            "poweroff-stuck",
+            vec!["--idle-timeout", "120", "--", "sh", "-c", &stuck],
+            3,
+            &[],
         ),
     ];
     for (name, extra, want, reason) in cases {
