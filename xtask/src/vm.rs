@@ -428,6 +428,7 @@ pub fn run(cfg: &VmConfig, cmd: &str) -> Result<VmResult> {
                     println!("{l}");
                 }
                 lines.push(l);
+                lines.extend(vcpu_states(&monitor, cfg.stream));
                 break;
             }
             Err(_) => {
