@@ -121,10 +121,11 @@ check exit-clean "scx_sis exited $rc1, $rc3 and $SIS_RC" [ "$rc1" = 0 -a "$rc3" 
 # LLCs: the kicked CPU is on node 0 and finds node 1 busier by 2, which
 # adjust_numa_imbalance() allows: both stay (with the allowance removed from
 # sched_balance_rq_idle(), one moved in 6 of 6 trials; with it, none in 10, each on a
-# fresh scx_sis: one that had balanced other hogs before moved one late in 1 of 3). EEVDF runs with NUMA balancing off (task_numa_work() is queued from
-# task_tick_fair(), so scx_sis's tasks never get it) and is not checked on the 2 from
-# node 1: it moved one in 1 of 2 trials with NUMA balancing on and in 1 of 3 with it
-# off (cause not known).
+# fresh scx_sis: one that had balanced other hogs before moved one late in 1 of 3).
+# EEVDF runs with NUMA balancing off (task_numa_work() is queued from task_tick_fair(),
+# so scx_sis's tasks never get it) and is not checked on the 2 from node 1: it moved
+# one in 1 of 2 trials with NUMA balancing on and in 1 of 3 with it off (cause not
+# known).
 # cores_on NODE: the first CPU of each core of NODE
 cores_on() {
 	local last=""
@@ -156,6 +157,7 @@ C0=$(cores_on 0)
 # node 1's first CPU and its first CPU in another LLC
 F1=$(cores_on 1 | head -1)
 F2=$(for c in $(cores_on 1); do [ "$(l3_of "$c")" != "$(l3_of "$F1")" ] && { echo "$c"; break; }; done)
+[ -n "$F2" ] || fail node1-llcs "node 1 has one LLC ($(l3_of "$F1")); this part needs two"
 NB=/proc/sys/kernel/numa_balancing
 nb=$(cat $NB 2>/dev/null)
 [ -z "$nb" ] || echo 0 >$NB

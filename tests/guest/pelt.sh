@@ -50,11 +50,11 @@ sl=$1 sr=$2 su=$3 sd=$4
 set -- $(signals sis_pelt 5)
 sl5=$1 sr5=$2
 # --pelt with --monitor reads until the task exits, then exits 0, also when nothing
-# reaps it (its parent here is a `sleep 8` that never waits): a zombie's storage stays
+# reaps it (its parent here is a `sleep 9` that never waits): a zombie's storage stays
 rm -f /tmp/zpid
-sh -c 'sleep 1 & echo $! >/tmp/zpid; exec sleep 8' &
+sh -c 'sleep 2 & echo $! >/tmp/zpid; exec sleep 9' &
 while [ ! -s /tmp/zpid ]; do sleep 0.05; done
-timeout 5 taskset -c 0 scx_sis --pelt $(cat /tmp/zpid) --monitor 0.2 >/tmp/pm.txt 2>&1
+timeout 6 taskset -c 0 scx_sis --pelt $(cat /tmp/zpid) --monitor 0.2 >/tmp/pm.txt 2>&1
 pm=$? pn=$(grep -c '^se.avg.util_avg ' /tmp/pm.txt)
 stop_sis
 check pelt-monitor-ends "exit $pm after $pn reads: $(tail -1 /tmp/pm.txt)" [ $pm = 0 -a $pn -ge 3 ]

@@ -188,10 +188,8 @@ pub fn doc(check: bool) -> Result<i32> {
         for c in &changed {
             println!("stale: `cargo xtask {c}` prints something else than {name} quotes");
         }
-        if let Some(other) = BENCH_PAIR
-            .iter()
-            .find(|o| *o != name && BENCH_PAIR.contains(name))
-        {
+        let paired = BENCH_PAIR.contains(name);
+        if let Some(other) = BENCH_PAIR.iter().find(|o| paired && *o != name) {
             let other = std::fs::read_to_string(repo_root().join(other))
                 .with_context(|| format!("reading {other}"))?;
             for (line, num) in unquoted_numbers(&new, &other) {

@@ -403,7 +403,7 @@ pub(crate) fn bench_kernel_features(
 }
 
 /// Published figures come back from the committed data alone: `bench seed --from` on
-/// results/2026-11-30-seed prints the table BENCHMARKS.md quotes (masterx at 64
+/// results/2026-11-30-seed prints the table docs/BENCHMARKS-HISTORY.md quotes (masterx at 64
 /// clients: 36.7 MB/s, 0.825 of EEVDF, 16.9 CPUs scanned per wakeup).
 pub(crate) fn bench_from_data(tally: &mut Tally, me: &std::path::Path) -> Result<()> {
     let o = Command::new(me)

@@ -39,37 +39,43 @@ pub(crate) fn test_guest(
 /// passed that way while no guest had hung. Each test's own timeout still bounds it.
 const SILENCE_S: u64 = 240;
 
-/// A hung guest's reason, its last test lines and the kernel's dump (each CPU, each
-/// task's state), as `  | ` lines in the suite's log.
-fn print_hang(name: &str, r: &vm::VmResult) {
+/// A hung guest's reason, its last test lines and the kernel's dump (each CPU, the
+/// tasks not idle), as `  | ` lines in the suite's log; the whole console goes to
+/// target/hangs/NAME.log. Returns the kernel's fault reports from before the dump.
+fn print_hang(name: &str, r: &vm::VmResult, again: bool) -> Vec<String> {
     let why = r.failure.clone().unwrap_or_default();
-    println!(
-        "# {name}: {why} ({:.0}s); running it once more",
-        r.total_secs
-    );
+    let then = if again { "; running it once more" } else { "" };
+    println!("# {name}: {why} ({:.0}s){then}", r.total_secs);
+    let dir = crate::repo_root().join("target/hangs");
+    let file = dir.join(format!("{}.log", name.replace('/', "_")));
+    match std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&file, &r.output)) {
+        Ok(()) => println!("  | whole console: {}", file.display()),
+        Err(e) => println!("  | could not write {}: {e}", file.display()),
+    }
     let out: Vec<&str> = r.output.lines().collect();
     let dump = out
         .iter()
         .position(|l| l.starts_with("# hang dump"))
         .unwrap_or(out.len());
     let keep = |l: &&&str| {
-        [
-            "Kernel panic",
-            "CPU:",
-            "RIP:",
-            "task:",
-            "# vCPUs",
-            "# hang dump",
-        ]
-        .iter()
-        .any(|k| l.contains(k))
+        let task = l.contains("task:") && !l.contains("state:I");
+        task || ["Kernel panic", "CPU:", "RIP:", "# vCPUs", "# hang dump"]
+            .iter()
+            .any(|k| l.contains(k))
     };
-    for l in out[dump.saturating_sub(8)..dump]
+    let shown: Vec<&&str> = out[dump.saturating_sub(8)..dump]
         .iter()
-        .chain(out[dump..].iter().filter(keep).take(300))
-    {
-        println!("  | {l}");
-    }
+        .chain(out[dump..].iter().filter(keep).take(400))
+        .collect();
+    println!(
+        "{}",
+        shown
+            .iter()
+            .map(|l| format!("  | {l}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    crate::faults::kernel_faults(&out[..dump].join("\n"))
 }
 
 /// The guest stopped printing before its init ran (no `MARK_UP`).
@@ -114,15 +120,33 @@ pub(crate) fn run_vm_test(t: &VmTest, probe: &std::path::Path, tally: &Mutex<Tal
     // A guest silent for SILENCE_S after init has hung (cause not known: the dump below
     // says where every task was). Run the test once more with its whole budget; the hang
     // is printed here and named in the summary.
+    let mut hung_faults = None;
     if let Ok(r) = &res {
         if r.code == vm::EXIT_HANG {
-            print_hang(&t.name, r);
+            hung_faults = Some(print_hang(&t.name, r, true));
             tally.lock().unwrap().hung.push(t.name.clone());
             cfg.timeout = Duration::from_secs(t.timeout);
             res = vm::run(&cfg, &t.cmd);
+            if let Some(r) = res.as_ref().ok().filter(|r| r.code == vm::EXIT_HANG) {
+                print_hang(&t.name, r, false);
+            }
         }
     }
     let mut tally = tally.lock().unwrap();
+    // what the kernel reported before the hang counts, whatever the second run did
+    if let Some(faults) = hung_faults {
+        tally.check(
+            &format!("{}/hung-run-kernel-log", t.name),
+            faults.is_empty(),
+            || {
+                format!(
+                    "{} kernel fault report(s) before the hang:\n{}",
+                    faults.len(),
+                    faults.join("\n")
+                )
+            },
+        );
+    }
     let took = start.elapsed().as_secs_f64();
     println!(
         "# {} ({}, {}{}, {took:.0}s of its {}s budget, {:.0}%)",
@@ -271,6 +295,24 @@ mod tests {
             boot_secs,
             total_secs: 120.0,
         }
+    }
+
+    #[test]
+    fn a_hang_reports_the_faults_before_its_dump_only() {
+        let mut r = result(vm::EXIT_HANG, 20.0, Some("guest hung"));
+        r.output = [
+            "ok first",
+            "[ 9.0] WARNING: CPU: 1 PID: 5 at kernel/sched/ext.c:100 x",
+            "[ 9.0] Modules linked in:",
+            "# vCPUs at the hang, sample 1: cpu0 ffffffff81000000 HLT=1",
+            "# hang dump: an NMI on every vCPU (unknown_nmi_panic)",
+            "[ 9.1] Kernel panic - not syncing: NMI: Not continuing",
+            "[ 9.2] WARNING: CPU: 0 PID: 0 at kernel/panic.c:1 y",
+        ]
+        .join("\n");
+        let faults = print_hang("unit-hang", &r, true);
+        assert_eq!(faults.len(), 1);
+        assert!(faults[0].contains("ext.c:100"));
     }
 
     #[test]
