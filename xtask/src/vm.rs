@@ -30,6 +30,8 @@ const POWEROFF_ALLOWANCE: Duration = Duration::from_secs(30);
 
 const MARK_UP: &str = "@@SCX_SIS_GUEST_UP@@";
 pub(crate) const MARK_RC: &str = "@@SCX_SIS_RC=";
+/// The console line after which a hung guest's NMI dump follows.
+pub(crate) const HANG_DUMP: &str = "# hang dump: an NMI on every vCPU (unknown_nmi_panic)";
 
 /// Host binaries every guest gets when the host has them.
 pub const WORKLOADS: &[&str] = &["tbench", "tbench_srv", "hackbench", "stress-ng", "perf"];
@@ -499,9 +501,9 @@ fn vcpu_states(monitor: &Path, stream: bool) -> Vec<String> {
 /// `unknown_nmi_panic` turns into a panic that prints each CPU's backtrace and every
 /// task's state and stack (`panic_print`), read for up to 60 s or until qemu exits.
 fn hang_dump(monitor: &Path, rx: &mpsc::Receiver<Option<String>>, stream: bool) -> Vec<String> {
-    let mut lines = vec!["# hang dump: an NMI on every vCPU (unknown_nmi_panic)".to_string()];
+    let mut lines = vec![HANG_DUMP.to_string()];
     if let Err(e) = monitor_command(monitor, "nmi") {
-        lines.push(format!("# hang dump: qemu monitor: {e:#}"));
+        lines.push(format!("# no hang dump: qemu monitor: {e:#}"));
         return lines;
     }
     drain(rx, &mut lines, Duration::from_secs(60), stream);

@@ -55,11 +55,11 @@ fn print_hang(name: &str, r: &vm::VmResult, again: bool) -> Vec<String> {
     let out: Vec<&str> = r.output.lines().collect();
     let dump = out
         .iter()
-        .position(|l| l.starts_with("# hang dump"))
+        .position(|l| *l == vm::HANG_DUMP)
         .unwrap_or(out.len());
     let keep = |l: &&&str| {
         let task = l.contains("task:") && !l.contains("state:I");
-        task || ["Kernel panic", "CPU:", "RIP:", "# vCPUs", "# hang dump"]
+        task || ["Kernel panic", "CPU:", "RIP:", "# vCPUs", vm::HANG_DUMP]
             .iter()
             .any(|k| l.contains(k))
     };
@@ -305,7 +305,7 @@ mod tests {
             "[ 9.0] WARNING: CPU: 1 PID: 5 at kernel/sched/ext.c:100 x",
             "[ 9.0] Modules linked in:",
             "# vCPUs at the hang, sample 1: cpu0 ffffffff81000000 HLT=1",
-            "# hang dump: an NMI on every vCPU (unknown_nmi_panic)",
+            vm::HANG_DUMP,
             "[ 9.1] Kernel panic - not syncing: NMI: Not continuing",
             "[ 9.2] WARNING: CPU: 0 PID: 0 at kernel/panic.c:1 y",
         ]
