@@ -60,8 +60,8 @@ fn read(map: &MapHandle, pid: i32, fd: &OwnedFd) -> Result<Option<sis_sched_avg>
         .map(Some)
 }
 
-/// Whether the task behind `fd` has exited: a pidfd reads as ready from its exit on,
-/// reaped or not (a zombie keeps its storage until it is reaped).
+/// Whether the process behind `fd` has exited: a pidfd reads as ready once all its
+/// threads have, reaped or not (a zombie keeps its storage until it is reaped).
 fn exited(fd: &OwnedFd) -> bool {
     let mut p = libc::pollfd {
         fd: std::os::fd::AsRawFd::as_raw_fd(fd),
