@@ -120,11 +120,11 @@ check exit-clean "scx_sis exited $rc1, $rc3 and $SIS_RC" [ "$rc1" = 0 -a "$rc3" 
 # the 2 stay before the NUMA allowance decides. From node 1, one hog on each of its
 # LLCs: the kicked CPU is on node 0 and finds node 1 busier by 2, which
 # adjust_numa_imbalance() allows: both stay (with the allowance removed from
-# sched_balance_rq_idle(), one moved in 6 of 6 trials; with it, none in 10, each on a
+# sched_balance_rq_idle(), one moved in 6 of 6 trials; with it, none in 11, each on a
 # fresh scx_sis: one that had balanced other hogs before moved one late in 1 of 3).
 # EEVDF runs with NUMA balancing off (task_numa_work() is queued from task_tick_fair(),
 # so scx_sis's tasks never get it) and is not checked on the 2 from node 1: it moved
-# one in 1 of 2 trials with NUMA balancing on and in 1 of 3 with it off (cause not
+# one in 1 of 2 trials with NUMA balancing on and in 2 of 4 with it off (cause not
 # known).
 # cores_on NODE: the first CPU of each core of NODE
 cores_on() {
