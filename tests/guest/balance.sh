@@ -44,7 +44,6 @@ burst() {
 }
 ncpus() { grep -c '^cpu ' "$1"; }
 core_of() { echo "$(cat /sys/devices/system/cpu/cpu"$1"/topology/physical_package_id):$(cat /sys/devices/system/cpu/cpu"$1"/topology/core_id)"; }
-l3_of() { cat /sys/devices/system/cpu/cpu"$1"/cache/index3/shared_cpu_list; }
 # the first CPU after 0 that is (1) or is not (0) CPU 0's SMT sibling
 cpu_near0() { for c in $(seq 1 $((N - 1))); do [ "$([ "$(core_of "$c")" = "$(core_of 0)" ] && echo 1 || echo 0)" = "$1" ] && { echo "$c"; return; }; done; }
 # the first CPU outside CPU 0's LLC, else outside its core: where the idle balance

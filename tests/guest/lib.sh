@@ -23,6 +23,8 @@ export KNI
 state() { cat /sys/kernel/sched_ext/state 2>/dev/null || echo missing; }
 # node_of CPU: the NUMA node CPU belongs to (empty without NUMA)
 node_of() { basename "$(ls -d /sys/devices/system/cpu/cpu"$1"/node* 2>/dev/null | head -1)" 2>/dev/null | tr -dc 0-9; }
+# l3_of CPU: the CPUs of CPU's last-level cache, as sysfs lists them
+l3_of() { cat /sys/devices/system/cpu/cpu"$1"/cache/index3/shared_cpu_list; }
 # wait_state STATE SECS: poll the sched_ext state
 wait_state() {
 	i=0

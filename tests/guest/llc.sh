@@ -8,15 +8,13 @@
 . /tests/lib.sh
 NODES=$(ls -d /sys/devices/system/node/node* | wc -l)
 if [ "$NODES" -gt 1 ]; then plan 16; else plan 13; fi
-S=/sys/devices/system/cpu
-l3() { cat $S/cpu$1/cache/index3/shared_cpu_list; }
 W=0
 E=""
 for c in $(seq 1 $(($(nproc) - 1))); do
-	[ "$(node_of $c)" = "$(node_of $W)" ] && [ "$(l3 $c)" != "$(l3 $W)" ] && { E=$c; break; }
+	[ "$(node_of $c)" = "$(node_of $W)" ] && [ "$(l3_of $c)" != "$(l3_of $W)" ] && { E=$c; break; }
 done
-echo "# W=$W (L3 $(l3 $W)), E=$E (L3 $(l3 ${E:-0})), node $(node_of $W), $NODES nodes"
-check two-llcs-in-a-node "no CPU of node $(node_of $W) outside L3 $(l3 $W)" [ -n "$E" ]
+echo "# W=$W (L3 $(l3_of $W)), E=$E (L3 $(l3_of ${E:-0})), node $(node_of $W), $NODES nodes"
+check two-llcs-in-a-node "no CPU of node $(node_of $W) outside L3 $(l3_of $W)" [ -n "$E" ]
 [ -n "$E" ] || exit 0
 sis() { n=$1; shift; start_sis /tmp/l-$n.log "$@" || fail "$n-start" "$(tail -3 /tmp/l-$n.log)"; }
 tot() { total $2 /tmp/l-$1.log; }
@@ -27,7 +25,7 @@ in_llc() {
 	local n=0 c k
 	for c in $(grep -o ' [0-9]*:[0-9]*' "$2"); do
 		k=${c%%:*}
-		[ "$(l3 $k)" = "$(l3 $1)" ] && n=$((n + ${c##*:}))
+		[ "$(l3_of $k)" = "$(l3_of $1)" ] && n=$((n + ${c##*:}))
 	done
 	echo $n
 }
@@ -68,7 +66,7 @@ check no-affine-keeps-prev "E $(at $E /tmp/l-sis_noaff-alone.txt) of $R" [ "$(at
 # idle. A timer wakeup on a busy CPU of W's LLC (prev = target) finds W, the one idle
 # CPU of its LLC, and never an idle core of the other LLC. SIS_UTIL off on both sides:
 # at this utilisation it cuts the walk to nothing (fallback on target) in both.
-B=$(l3 $W | cut -d- -f2)
+B=$(l3_of $W | cut -d- -f2)
 spins=""
 for c in $(seq 1 $B); do sis-probe spin $c & spins="$spins $!"; done
 P=$((B / 2 + 1))
@@ -136,8 +134,8 @@ check search-found-w-sis "$(at $W /tmp/l-sis-wake.txt) of 300 on W" [ "$(at $W /
 # under EEVDF and under scx_sis, once each in 3 and 4 runs with it on; scx_sis with it
 # off: 0 far in 4 runs).
 F=$(for c in $(seq 0 $(($(nproc) - 1))); do [ "$(node_of $c)" != "$(node_of $W)" ] && echo $c; done | head -1)
-near=$(l3 $E)
-far=$(l3 $F)
+near=$(l3_of $E)
+far=$(l3_of $F)
 K=6
 KNR=$(tr ' ' '\n' <$FEAT | grep -x 'NI_RANDOM\|NO_NI_RANDOM')
 [ -z "$KNR" ] || echo NO_NI_RANDOM >$FEAT
