@@ -146,13 +146,19 @@ bpf_delta() {
 	done
 	echo "bpf_all_ns_per_select=$((dns / dsel)) bpf_select_ns=$((dsns / dsel)) bpf_select_calls=$dsel$ops"
 }
-# msg_run WORKERS: the schbench-like load under the tracer; prints its key=values
-msg_run() {
+# msg WORKERS: the schbench-like load (2 message threads, 1 below 2 workers); prints
+# its key=values
+msg() {
 	m=2; [ "$1" -lt 2 ] && m=1
-	sis-probe trace start 8192
 	p=$(sis-probe msg $m $(($1 / m)) "$SECS" 100)
+	echo "${p#msg: }"
+}
+# msg_run WORKERS: the same load under the tracer; prints both's key=values
+msg_run() {
+	sis-probe trace start 8192
+	p=$(msg "$1")
 	t=$(sis-probe trace stop sis-worker)
-	echo "${t#trace: comm=sis-worker } ${p#msg: }"
+	echo "${t#trace: comm=sis-worker } $p"
 }
 
 measure() { # SUITE CONF RUN LOAD
@@ -175,6 +181,9 @@ measure() { # SUITE CONF RUN LOAD
 		if command -v schbench >/dev/null; then
 			emit "$@" $(schbench -m 2 -t $(($4 / 2 + 1)) -r "$SECS" 2>&1 | awk -f "$T/schbench.awk")
 		fi ;;
+	latency)
+		# the same load bare: no tracer, no BPF statistics, no monitor for any configuration
+		emit "$@" $(msg "$4") ;;
 	hackbench)
 		v=$(hackbench -g "$4" -l $((SECS * 20)) 2>&1 | awk '/^Time:/ {print $2}')
 		emit "$@" secs=${v:-nan} ;;

@@ -1000,7 +1000,7 @@ struct msg_worker {
 	int wake[2], done;	/* wake: message -> worker; done: the message's reply pipe */
 	int us;
 	volatile int stop;
-	struct timespec *sent;	/* when the message thread woke us */
+	struct timespec sent;	/* when the message thread woke this worker */
 	long *lat_us;		/* latencies seen, filled up to nlat */
 	long nlat, cap;
 };
@@ -1030,7 +1030,7 @@ static void *msg_worker(void *arg)
 	while (read(w->wake[0], &b, 1) == 1 && b == 'w') {
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (w->nlat < w->cap)
-			w->lat_us[w->nlat++] = ts_us(w->sent, &now);
+			w->lat_us[w->nlat++] = ts_us(&w->sent, &now);
 		spin_us(w->us);
 		if (write(w->done, &b, 1) != 1)
 			break;
@@ -1047,7 +1047,7 @@ struct msg_thread {
 static void *msg_thread(void *arg)
 {
 	struct msg_thread *m = arg;
-	struct timespec sent, start, now;
+	struct timespec start, now;
 	pthread_t *t = calloc(m->nw, sizeof(*t));
 	char b = 'w';
 
@@ -1061,17 +1061,18 @@ static void *msg_thread(void *arg)
 			exit(2);
 		w->done = m->done[1];
 		w->us = m->us;
-		w->sent = &sent;
 		w->cap = 1 << 16;
 		w->lat_us = calloc(w->cap, sizeof(long));
 		pthread_create(&t[i], NULL, msg_worker, w);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	do {
-		clock_gettime(CLOCK_MONOTONIC, &sent);
-		for (int i = 0; i < m->nw; i++)
+		/* each worker's own send stamp: a later worker's wait excludes the writes before its own */
+		for (int i = 0; i < m->nw; i++) {
+			clock_gettime(CLOCK_MONOTONIC, &m->w[i].sent);
 			if (write(m->w[i].wake[1], &b, 1) != 1)
 				exit(3);
+		}
 		for (int i = 0; i < m->nw; i++)
 			if (read(m->done[0], &b, 1) != 1)
 				exit(3);

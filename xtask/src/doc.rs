@@ -188,6 +188,12 @@ pub fn doc(check: bool) -> Result<i32> {
         for c in &changed {
             println!("stale: `cargo xtask {c}` prints something else than {name} quotes");
         }
+        if *name == "BENCHMARKS.md" {
+            for svg in missing_plots(&text) {
+                println!("stale: {name} does not show docs/img/{svg}");
+                stale += 1;
+            }
+        }
         let paired = BENCH_PAIR.contains(name);
         if let Some(other) = BENCH_PAIR.iter().find(|o| paired && *o != name) {
             let other = std::fs::read_to_string(repo_root().join(other))
@@ -211,6 +217,16 @@ pub fn doc(check: bool) -> Result<i32> {
     }
     println!("doc: {blocks} generated table(s), {stale} rewritten");
     Ok(0)
+}
+
+/// The headline plots `text` does not show.
+fn missing_plots(text: &str) -> Vec<String> {
+    let shown = |svg: &String| text.contains(&format!("(docs/img/{svg})"));
+    crate::bench::headline::HEADLINES
+        .iter()
+        .map(|h| h.svg())
+        .filter(|s| !shown(s))
+        .collect()
 }
 
 /// The numbers `text`'s generated blocks print.
@@ -248,6 +264,24 @@ mod tests {
         let mut code = false;
         assert_eq!(decimals("see `cmd --x", &mut code), Vec::<&str>::new());
         assert_eq!(decimals("1.5` then 2.5", &mut code), ["2.5"]);
+    }
+
+    #[test]
+    fn headline_plots_are_shown() {
+        let all: Vec<String> = crate::bench::headline::HEADLINES
+            .iter()
+            .map(|h| h.svg())
+            .collect();
+        assert!(all.contains(&"headline-2b.svg".to_string()));
+        let shown: String = all
+            .iter()
+            .map(|s| format!("![x](docs/img/{s})\n"))
+            .collect();
+        assert!(missing_plots(&shown).is_empty());
+        assert_eq!(
+            missing_plots(&shown.replace("headline-2b.svg", "x.svg")),
+            ["headline-2b.svg"]
+        );
     }
 
     #[test]

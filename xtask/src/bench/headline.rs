@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// One primary comparison: `conf / base` of `metric` (or, with `den`, that ratio over
-/// the same ratio of the `den` pair: a ratio of ratios), in every folder of `dirs`
-/// (one boot each), at `loads`.
+/// One primary comparison: `conf / base` of `metric` in `suite` (or, with `den`, that
+/// ratio over the ratio of `den`'s pair in `den`'s suite: a ratio of ratios), in every
+/// folder of `dirs` (one boot each), at `loads`.
 pub struct Headline {
     pub title: &'static str,
     pub suite: &'static str,
@@ -22,13 +22,27 @@ pub struct Headline {
     pub label: &'static str,
     pub conf: &'static str,
     pub base: &'static str,
-    pub den: Option<(&'static str, &'static str)>,
+    pub den: Option<Pair>,
     pub loads: &'static [u32],
     pub dirs: &'static [&'static str],
 }
 
+/// The denominator of a ratio of ratios: `conf / base` in `suite`.
+pub struct Pair {
+    pub suite: &'static str,
+    pub conf: &'static str,
+    pub base: &'static str,
+}
+
 const BOOTS: &[&str] = &["2026-12-04-ni-headline-b1", "2026-12-04-ni-headline-b2"];
-const WAKEUP_BOOTS: &[&str] = &["2026-12-04-ni-wakeup-b1", "2026-12-04-ni-wakeup-b2"];
+const WAKEUP_BOOTS: &[&str] = &["2026-12-04-latency-b1", "2026-12-04-latency-b2"];
+/// The tracer's clock is the same measurement in the boots before the latency suite.
+const TRACER_BOOTS: &[&str] = &[
+    "2026-12-04-ni-wakeup-b1",
+    "2026-12-04-ni-wakeup-b2",
+    "2026-12-04-latency-b1",
+    "2026-12-04-latency-b2",
+];
 
 pub const HEADLINES: &[Headline] = &[
     Headline {
@@ -51,16 +65,31 @@ pub const HEADLINES: &[Headline] = &[
         base: "eevdf",
         den: None,
         loads: &[4, 8],
-        dirs: WAKEUP_BOOTS,
+        dirs: TRACER_BOOTS,
     },
     Headline {
-        title: "2b. the same from the waker's clock",
-        suite: "wakeup",
+        title: "2b. the same from the waker's clock, bare",
+        suite: "latency",
         metric: "probe_p99_us",
-        label: "p99 us, waker's clock (lower is better)",
+        label: "p99 us, waker's clock; no tracer, BPF statistics or monitor (lower is better)",
         conf: "sis",
         base: "eevdf",
         den: None,
+        loads: &[4, 8],
+        dirs: WAKEUP_BOOTS,
+    },
+    Headline {
+        title: "2c. what the instruments do to 2b",
+        suite: "wakeup",
+        metric: "probe_p99_us",
+        label: "(sis / eevdf under the tracer, BPF statistics and monitors) / (sis / eevdf bare), p99 us, waker's clock",
+        conf: "sis",
+        base: "eevdf",
+        den: Some(Pair {
+            suite: "latency",
+            conf: "sis",
+            base: "eevdf",
+        }),
         loads: &[4, 8],
         dirs: WAKEUP_BOOTS,
     },
@@ -117,7 +146,7 @@ pub const HEADLINES: &[Headline] = &[
         base: "scx_cosmos",
         den: None,
         loads: &[0],
-        dirs: &["2026-12-04-ni-cost-idle-b1", "2026-12-04-ni-cost-idle-b2"],
+        dirs: &["2026-12-04-rd-cost-idle-b1", "2026-12-04-rd-cost-idle-b2"],
     },
     Headline {
         title: "6. calibration: the kernel's NO_SIS_UTIL effect over scx_sis's",
@@ -126,7 +155,11 @@ pub const HEADLINES: &[Headline] = &[
         label: "(eevdf:NO_SIS_UTIL / eevdf) / (sis:NO_SIS_UTIL / sis), tbench MB/s",
         conf: "eevdf:NO_SIS_UTIL",
         base: "eevdf",
-        den: Some(("sis:NO_SIS_UTIL", "sis")),
+        den: Some(Pair {
+            suite: "tbench",
+            conf: "sis:NO_SIS_UTIL",
+            base: "sis",
+        }),
         loads: &[8, 16],
         dirs: &["2026-11-30-calibrate-n5"],
     },
@@ -138,10 +171,13 @@ struct Boot {
     conditions: String,
 }
 
-fn load_boot(root: &Path, dir: &str, suite: &str) -> Result<Boot> {
-    let base = root.join(dir).join(suite);
+/// One folder's records of `suites` (the first gives the conditions).
+fn load_boot(root: &Path, dir: &str, suites: &[&str]) -> Result<Boot> {
+    let base = root.join(dir).join(suites[0]);
     let mut records = Records::new();
-    read_csv(&base.with_extension("csv"), &mut records)?;
+    for s in suites {
+        read_csv(&root.join(dir).join(s).with_extension("csv"), &mut records)?;
+    }
     let txt = std::fs::read_to_string(base.with_extension("txt"))
         .with_context(|| format!("reading {}", base.with_extension("txt").display()))?;
     let head = txt.lines().next().unwrap_or("");
@@ -157,9 +193,10 @@ fn load_boot(root: &Path, dir: &str, suite: &str) -> Result<Boot> {
     })
 }
 
-/// The per-run ratios conf / base at `load`, keyed by run.
-fn per_run(r: &Records, h: &Headline, conf: &str, base: &str, load: u32) -> BTreeMap<u32, f64> {
-    let get = |c: &str| r.get(&(h.suite.into(), c.into(), load, h.metric.into()));
+/// The per-run ratios conf / base of `h`'s metric in `suite` at `load`, keyed by run.
+fn per_run(r: &Records, h: &Headline, p: &Pair, load: u32) -> BTreeMap<u32, f64> {
+    let get = |c: &str| r.get(&(p.suite.into(), c.into(), load, h.metric.into()));
+    let (conf, base) = (p.conf, p.base);
     let (Some(a), Some(b)) = (get(conf), get(base)) else {
         return BTreeMap::new();
     };
@@ -170,9 +207,14 @@ fn per_run(r: &Records, h: &Headline, conf: &str, base: &str, load: u32) -> BTre
 
 /// The headline's ratio at `load` in one boot: n pairs and the paired interval.
 fn boot_ratio(r: &Records, h: &Headline, load: u32) -> (usize, Option<Ratio>) {
-    let num = per_run(r, h, h.conf, h.base, load);
-    let den = match h.den {
-        Some((c, b)) => per_run(r, h, c, b, load),
+    let pair = Pair {
+        suite: h.suite,
+        conf: h.conf,
+        base: h.base,
+    };
+    let num = per_run(r, h, &pair, load);
+    let den = match &h.den {
+        Some(d) => per_run(r, h, d, load),
         None => num.keys().map(|k| (*k, 1.0)).collect(),
     };
     let n = num.keys().filter(|k| den.contains_key(k)).count();
@@ -214,7 +256,17 @@ pub fn headlines(root: &Path) -> Result<(String, Vec<Vec<Point>>)> {
         let boots: Vec<Boot> = h
             .dirs
             .iter()
-            .map(|d| load_boot(root, d, h.suite))
+            .map(|d| {
+                let den = h.den.as_ref().map(|p| p.suite).filter(|s| *s != h.suite);
+                load_boot(
+                    root,
+                    d,
+                    &[Some(h.suite), den]
+                        .into_iter()
+                        .flatten()
+                        .collect::<Vec<_>>(),
+                )
+            })
             .collect::<Result<_>>()?;
         for (d, b) in h.dirs.iter().zip(&boots) {
             if !seen_conditions.iter().any(|(x, _)| x == d) {
@@ -264,12 +316,20 @@ pub fn print(root: &Path, svg: Option<&Path>) -> Result<i32> {
     Ok(0)
 }
 
-/// headline-N.svg in `dir` for each headline (`cargo xtask doc` writes docs/img's).
+impl Headline {
+    /// Its plot's file name, from its number ("2b. ..." plots to headline-2b.svg).
+    pub fn svg(&self) -> String {
+        let id = self.title.split('.').next().unwrap_or(self.title);
+        format!("headline-{id}.svg")
+    }
+}
+
+/// Each headline's SVG in `dir` (`cargo xtask doc` writes docs/img's).
 pub fn print_svgs(root: &Path, dir: &Path) -> Result<()> {
     let (_, plots) = headlines(root)?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    for (i, (h, pts)) in HEADLINES.iter().zip(&plots).enumerate() {
-        plot(h, pts, &dir.join(format!("headline-{}.svg", i + 1)))?;
+    for (h, pts) in HEADLINES.iter().zip(&plots) {
+        plot(h, pts, &dir.join(h.svg()))?;
     }
     Ok(())
 }
@@ -351,5 +411,36 @@ mod tests {
         assert_eq!(n, 3);
         // the kernel's switch costs 0.8 of its throughput, ours nothing
         assert!((q.ratio - 0.8).abs() < 0.01 && q.significant, "{q:?}");
+    }
+
+    /// A denominator from another suite pairs that suite's runs by round.
+    #[test]
+    fn ratio_of_ratios_across_suites() {
+        let h = HEADLINES
+            .iter()
+            .find(|h| h.title.starts_with("2c."))
+            .unwrap();
+        let mut r = Records::new();
+        let rows = [
+            ("wakeup", "sis", [60.0, 68.0, 70.0]),
+            ("wakeup", "eevdf", [40.0, 44.0, 48.0]),
+            ("latency", "sis", [50.0, 40.0, 45.0]),
+            ("latency", "eevdf", [50.0, 40.0, 45.0]),
+        ];
+        for (s, c, v) in rows {
+            for (run, x) in v.iter().enumerate() {
+                r.entry((s.into(), c.into(), 4, "probe_p99_us".into()))
+                    .or_default()
+                    .insert(run as u32 + 1, *x);
+            }
+        }
+        let (n, q) = boot_ratio(&r, h, 4);
+        let q = q.unwrap();
+        // about 1.5 under the instruments, 1 bare: they inflate the A/B by half
+        assert_eq!(n, 3);
+        assert!(
+            (q.ratio - 1.5).abs() < 0.05 && q.lo < 1.5 && q.hi > 1.5,
+            "{q:?}"
+        );
     }
 }

@@ -57,6 +57,19 @@ pub const SUITES: &[Suite] = &[
         ],
     },
     Suite {
+        name: "latency",
+        load: "workers",
+        metrics: &[
+            m(
+                "probe_p99_us",
+                "wakeup latency p99 us (waker's clock; no tracer, BPF statistics or monitor)",
+                false,
+            ),
+            m("probe_p50_us", "wakeup latency p50 us (waker's clock, bare)", false),
+            m("probe_p999_us", "wakeup latency p99.9 us (waker's clock, bare)", false),
+        ],
+    },
+    Suite {
         name: "hackbench",
         load: "groups",
         metrics: &[m("secs", "hackbench time s", false)],
@@ -169,7 +182,7 @@ pub fn default_loads(suite: &str, n: u32) -> Vec<u32> {
     };
     match suite {
         "tbench" => doubling(1),
-        "wakeup" | "placement" => doubling(n / 4),
+        "wakeup" | "latency" | "placement" => doubling(n / 4),
         "hackbench" => vec![1, 2, 4],
         "pipe" => vec![1],
         "cost" => vec![0, n / 2, n],

@@ -472,3 +472,26 @@ fn calibration_ratio_of_ratios_by_round() {
     let ratio: f64 = rr.parse().unwrap_or(0.0);
     assert!((ratio - 0.83).abs() < 0.01 && !rr.ends_with('~'), "{t}");
 }
+
+/// `--help` names every suite, as the code declares them.
+#[test]
+fn help_names_every_suite() {
+    use clap::{Args, CommandFactory};
+    let cmd = BenchOpts::augment_args(clap::Command::new("bench"));
+    let help = cmd
+        .get_arguments()
+        .find(|a| a.get_id() == "suite")
+        .and_then(|a| a.get_help())
+        .map(|h| h.to_string())
+        .unwrap();
+    let cli = crate::Cli::command();
+    let top = cli
+        .find_subcommand("bench")
+        .and_then(|c| c.get_about())
+        .map(|h| h.to_string())
+        .unwrap();
+    for s in suites::SUITES {
+        assert!(help.contains(s.name), "bench --help lacks suite {}", s.name);
+        assert!(top.contains(s.name), "xtask --help lacks suite {}", s.name);
+    }
+}
