@@ -510,9 +510,9 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
  * Our queues first; then, about to go idle, sched_balance_newidle(): pull from a
  * sibling, the LLC, the node's other LLCs, then the rest of the machine. The CPU queues
  * of an LLC whose overloaded hint is clear are passed over, and with every hint clear
- * there is no walk, as fair.c's newidle balance does nothing while rd->overloaded is
- * clear (a CPU's own queue and its LLC's shared one are read whatever the hint says:
- * own_queues). Each level is balanced as avg_idle's budget and NI_RANDOM allow
+ * only a CPU kicked to pull walks, as fair.c's newidle balance does nothing while
+ * rd->overloaded is clear (a CPU's own queue and its LLC's shared one are read whatever
+ * the hint says: own_queues). Each level is balanced as avg_idle's budget and NI_RANDOM allow
  * (newidle.bpf.h).
  */
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)

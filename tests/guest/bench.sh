@@ -153,7 +153,7 @@ msg() {
 	p=$(sis-probe msg $m $(($1 / m)) "$SECS" 100)
 	echo "${p#msg: }"
 }
-# msg_run WORKERS: the same load under the tracer; prints both's key=values
+# msg_run WORKERS: the same load under the tracer; prints the tracer's and the load's key=values
 msg_run() {
 	sis-probe trace start 8192
 	p=$(msg "$1")

@@ -1067,7 +1067,7 @@ static void *msg_thread(void *arg)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	do {
-		/* each worker's own send stamp: a later worker's wait excludes the writes before its own */
+		/* a stamp per worker: its wait excludes the writes before its own */
 		for (int i = 0; i < m->nw; i++) {
 			clock_gettime(CLOCK_MONOTONIC, &m->w[i].sent);
 			if (write(m->w[i].wake[1], &b, 1) != 1)

@@ -68,7 +68,7 @@ enum Cmd {
     /// (src/features.rs, through `scx_sis --feature-table`).
     Features,
     /// Print docs/STATS.md's field list: every stats field and its meaning
-    /// (src/stats.rs, through `scx_sis --help-stats`).
+    /// (src/stats/, through `scx_sis --help-stats`).
     StatsFields,
     /// Long mixed load with CPU hotplug every minute on every shipped kernel (not in CI).
     Soak {
