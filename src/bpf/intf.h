@@ -170,7 +170,7 @@ enum sis_stat {
 	STAT_NOHZ_KICK,		/* nohz kick: two busy CPUs in an LLC woke an idle CPU to balance */
 	STAT_LB_ACTIVE,		/* active balance: running tasks an idle CPU's balance pushed to it */
 	/* sched_balance_newidle()'s gates (newidle.bpf.h) */
-	STAT_NI_RUNS,		/* newidle walks begun under the budget, some LLC overloaded (not a kicked CPU's) */
+	STAT_NI_RUNS,		/* newidle walks begun under the budget (not a kicked CPU's) */
 	STAT_NI_COST,		/* ... stopped by avg_idle < curr_cost + max_newidle_lb_cost, before a level */
 	STAT_NI_RANDOM,		/* levels NI_RANDOM's dice passed over */
 	/* EEVDF around the search */

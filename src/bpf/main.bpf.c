@@ -509,11 +509,10 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 /*
  * Our queues first; then, about to go idle, sched_balance_newidle(): pull from a
  * sibling, the LLC, the node's other LLCs, then the rest of the machine. The CPU queues
- * of an LLC whose overloaded hint is clear are passed over, and with every hint clear
- * only a CPU kicked to pull walks, as fair.c's newidle balance does nothing while
- * rd->overloaded is clear (a CPU's own queue and its LLC's shared one are read whatever
- * the hint says: own_queues). Each level is balanced as avg_idle's budget and NI_RANDOM allow
- * (newidle.bpf.h).
+ * of an LLC whose overloaded hint is clear are passed over, as fair.c's newidle balance
+ * does nothing while rd->overloaded is clear (a CPU's own queue and its LLC's shared one
+ * are read whatever the hint says: own_queues). Each level is balanced as avg_idle's
+ * budget and NI_RANDOM allow (newidle.bpf.h).
  */
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
@@ -540,9 +539,6 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 			return;
 	} else if (own_queues(cpu, cpu_dsq, llc_dsq)) {
 		return;
-	} else if (!ni_walk(cpu)->ungated && !rd_overloaded()) {
-		/* sched_balance_newidle() returns at once while rd->overloaded is clear */
-		goto idle;
 	} else {
 		ni_begin(cpu);
 	}
@@ -573,7 +569,6 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		}
 	}
 	ni_end(cpu);
-idle:
 	/* tasks woken on a CPU onlined since the load wait here until the restart */
 	if (llc_dsq != ORPHAN_DSQ && READ_ONCE(orphans_queued) && balance_orphans()) {
 		stat_inc(STAT_STEAL);

@@ -136,8 +136,7 @@ static __always_inline bool update_newidle_cost(struct sd_ctx *sd, u64 cost, u32
  * sched_balance_domains()'s decay of the newidle costs: each level's once a second, and
  * max_idle_balance_cost (avg_idle's cap) back to their sum, sysctl_sched_migration_cost
  * at least.
- * differs: run when the CPU next begins a walk, one step however long since, not at its
- * periodic balance; with no LLC overloaded none begins, so a burst's cost outlives a lull.
+ * differs: run when the CPU next balances newidle, not at its periodic balance.
  */
 static __always_inline void newidle_decay(s32 cpu, u64 now)
 {

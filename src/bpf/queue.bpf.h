@@ -71,17 +71,6 @@ static __always_inline void clear_overloaded(u32 *hint)
 	__sync_fetch_and_and(hint, 0);
 }
 
-/* get_rd_overloaded(): the hint of some LLC is set. */
-static __always_inline bool rd_overloaded(void)
-{
-	u32 i;
-
-	bpf_for(i, 0, nr_llcs)
-		if (READ_ONCE(llc_ctxs[LLC_IDX(i)].overloaded))
-			return true;
-	return false;
-}
-
 /* The SMT level of sched_balance_newidle(): a sibling's waiting task. */
 static __always_inline bool pull_from_core(s32 self)
 {
