@@ -519,6 +519,8 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	u32 my_llc = cpu_llc[CPU_IDX(cpu)], my_node = cpu_node[CPU_IDX(cpu)];
 	u64 cpu_dsq = CPU_DSQ_BASE + cpu, llc_dsq = llc_dsq_of(cpu);
 	bool running = prev && (prev->scx.flags & SCX_TASK_QUEUED);
+	/* pick_eevdf()'s first test, made here: the queue's count is read once */
+	bool empty = !running && scx_bpf_dsq_nr_queued(cpu_dsq) <= 0;
 	bool known = known_cpu(cpu), waiting;
 	struct sis_ctl *feats = lookup_ctl();
 	u32 i, pass;
@@ -529,7 +531,7 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	/* prev, asked for by an active balance, is let go: sis_enqueue pushes it */
 	if (running && push_pending(prev, cpu))
 		prev = NULL;
-	if (feats && pick_eevdf(cpu, prev, llc_dsq, feats))
+	if (feats && !empty && pick_eevdf(cpu, prev, llc_dsq, feats))
 		return;
 	/* a CPU the topology does not know has no hint: it always looks at its queues */
 	ni_reset(cpu);
@@ -537,13 +539,13 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	if (waiting) {
 		if (balance_own_llc(cpu, my_llc, cpu_dsq, llc_dsq, known))
 			return;
-	} else if (own_queues(cpu, cpu_dsq, llc_dsq)) {
+	} else if (own_queues(cpu, empty ? 0 : cpu_dsq, llc_dsq)) {
 		return;
 	} else {
 		ni_begin(cpu);
 	}
-	/* other LLCs: of our NUMA node first, then the rest; shared DSQ, then CPU queues */
-	bpf_for(pass, 0, 2) {
+	/* other LLCs, if any: of our NUMA node first, then the rest; shared DSQ, then CPU queues */
+	bpf_for(pass, 0, nr_llcs > 1 ? 2 : 0) {
 		u32 lvl = pass ? SD_LVL_SYS : SD_LVL_NODE;
 		bool pulled = false;
 

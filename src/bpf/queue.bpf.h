@@ -241,7 +241,8 @@ found:
  */
 static __always_inline bool own_queues(s32 cpu, u64 cpu_dsq, u64 llc_dsq)
 {
-	if (scx_bpf_dsq_move_to_local(cpu_dsq, 0) || scx_bpf_dsq_move_to_local(llc_dsq, 0)) {
+	if ((cpu_dsq && scx_bpf_dsq_move_to_local(cpu_dsq, 0)) ||
+	    scx_bpf_dsq_move_to_local(llc_dsq, 0)) {
 		set_overloaded(cpu);
 		return true;
 	}
