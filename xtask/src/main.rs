@@ -4,6 +4,7 @@
 mod bench;
 mod doc;
 mod faults;
+mod initramfs;
 mod kernel;
 mod setup;
 mod soak;
