@@ -436,7 +436,7 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
         warmup: !o.no_warmup,
     };
     let runs = format!(
-        "{} run(s) x {} s{}, order --seed {}, {}",
+        "{} run(s) x {} s{}, order --seed {}, {}, at {}",
         plan.runs,
         plan.secs,
         if plan.warmup {
@@ -445,7 +445,8 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
             ""
         },
         plan.seed,
-        today()
+        today(),
+        commit()
     );
     let (res, header, mut errors) = if native {
         run_native(&plan, &bins, &runs)?
@@ -601,6 +602,37 @@ fn today() -> String {
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
+}
+
+/// The commit the figures come from: its short hash, "with changes" when the files that
+/// make them (the scheduler, the guest scripts, xtask) differ from it.
+fn commit() -> String {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(repo_root())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let Some(hash) = git(&["rev-parse", "--short", "HEAD"]) else {
+        return "no known commit".into();
+    };
+    let paths = [
+        "src",
+        "tests",
+        "xtask",
+        "build.rs",
+        "Cargo.toml",
+        "Cargo.lock",
+    ];
+    let mut status = vec!["status", "--porcelain", "--untracked-files=no", "--"];
+    status.extend(paths);
+    match git(&status) {
+        Some(s) if s.is_empty() => hash,
+        _ => format!("{hash} with changes"),
+    }
 }
 
 #[cfg(test)]
