@@ -2,6 +2,7 @@
 //! Developer tooling for scx_sis: boot a sched_ext guest, run the test suite.
 
 mod bench;
+mod debian;
 mod doc;
 mod faults;
 mod initramfs;
