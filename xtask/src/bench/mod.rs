@@ -449,7 +449,7 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
         commit()
     );
     let (res, header, mut errors) = if native {
-        run_native(&plan, &bins, &runs)?
+        native::run_plan(&plan, &bins, &runs)?
     } else {
         let mut cfg = o.guest.config(true)?;
         cfg.with.extend(bins);
@@ -550,48 +550,6 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
         return Ok(1);
     }
     Ok(0)
-}
-
-/// bench.sh on this host's CPUs: the output as a guest's would be, the header, and the
-/// errors found in what the run left behind (settings changed, a scheduler loaded).
-fn run_native(plan: &Plan, bins: &[PathBuf], runs: &str) -> Result<(vm::VmResult, String, usize)> {
-    let header = format!("{}, {runs}", native::describe());
-    println!("bench: {header}");
-    let tests = std::env::var_os("SCX_SIS_TESTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("tests/guest"));
-    let dirs: Vec<PathBuf> = bins
-        .iter()
-        .filter_map(|b| b.parent().map(std::path::Path::to_path_buf))
-        .collect();
-    let ours = native::mount_debugfs();
-    let before = native::settings();
-    let ran = native::run(&tests, &plan.args(), &dirs);
-    let after = native::settings();
-    native::unmount_debugfs(ours);
-    let (output, code) = ran?;
-    let mut errors = 0;
-    if before != after {
-        println!("bench-error: settings not restored: before '{before}', after '{after}'");
-        errors += 1;
-    } else {
-        println!("bench: settings as found ({before})");
-    }
-    if native::state() != "disabled" {
-        println!(
-            "bench-error: sched_ext is {} after the bench, not disabled",
-            native::state()
-        );
-        errors += 1;
-    }
-    let res = vm::VmResult {
-        output,
-        code,
-        failure: None,
-        boot_secs: 0.0,
-        total_secs: 0.0,
-    };
-    Ok((res, header, errors))
 }
 
 fn today() -> String {

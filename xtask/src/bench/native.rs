@@ -2,6 +2,8 @@
 //! `cargo xtask bench` on a sched_ext host: tests/guest/bench.sh run on the host's own
 //! CPUs, as root, with the host described in every table header.
 
+use super::Plan;
+use crate::{repo_root, vm};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -244,6 +246,52 @@ pub fn settings() -> String {
 
 extern "C" {
     fn signal(sig: i32, handler: usize) -> usize;
+}
+
+/// bench.sh on this host's CPUs: the output as a guest's would be, the header, and the
+/// errors found in what the run left behind (settings changed, a scheduler loaded).
+pub fn run_plan(
+    plan: &Plan,
+    bins: &[PathBuf],
+    runs: &str,
+) -> Result<(vm::VmResult, String, usize)> {
+    let header = format!("{}, {runs}", describe());
+    println!("bench: {header}");
+    let tests = std::env::var_os("SCX_SIS_TESTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("tests/guest"));
+    let dirs: Vec<PathBuf> = bins
+        .iter()
+        .filter_map(|b| b.parent().map(std::path::Path::to_path_buf))
+        .collect();
+    let ours = mount_debugfs();
+    let before = settings();
+    let ran = run(&tests, &plan.args(), &dirs);
+    let after = settings();
+    unmount_debugfs(ours);
+    let (output, code) = ran?;
+    let mut errors = 0;
+    if before != after {
+        println!("bench-error: settings not restored: before '{before}', after '{after}'");
+        errors += 1;
+    } else {
+        println!("bench: settings as found ({before})");
+    }
+    if state() != "disabled" {
+        println!(
+            "bench-error: sched_ext is {} after the bench, not disabled",
+            state()
+        );
+        errors += 1;
+    }
+    let res = vm::VmResult {
+        output,
+        code,
+        failure: None,
+        boot_secs: 0.0,
+        total_secs: 0.0,
+    };
+    Ok((res, header, errors))
 }
 
 #[cfg(test)]
