@@ -146,6 +146,10 @@ bpf_delta() {
 	done
 	echo "bpf_all_ns_per_select=$((dns / dsel)) bpf_select_ns=$((dsns / dsel)) bpf_select_calls=$dsel$ops"
 }
+# tbench_mb CLIENTS: tbench against the local tbench_srv; prints its MB/s
+tbench_mb() {
+	tbench -t "$SECS" -c /usr/share/dbench/client.txt "$1" 127.0.0.1 2>&1 | awk '/Throughput/ {print $2}'
+}
 # msg WORKERS: the schbench-like load (2 message threads, 1 below 2 workers); prints
 # its key=values
 msg() {
@@ -167,10 +171,14 @@ measure() { # SUITE CONF RUN LOAD
 		# scx_sis's counters say how far each search went (CPUs scanned, BPF ns)
 		monitor_start
 		bpf_snap
-		v=$(tbench -t "$SECS" -c /usr/share/dbench/client.txt "$4" 127.0.0.1 2>&1 | awk '/Throughput/ {print $2}')
+		v=$(tbench_mb "$4")
 		b=$(bpf_delta)
 		monitor_stop "$@"
 		emit "$@" mb_s=${v:-nan} $b ;;
+	tbench-bare)
+		# the same load bare: no BPF statistics, no monitor for any configuration
+		v=$(tbench_mb "$4")
+		emit "$@" mb_s=${v:-nan} ;;
 	wakeup)
 		monitor_start
 		bpf_snap

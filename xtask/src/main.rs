@@ -35,8 +35,8 @@ enum Cmd {
     Run(RunOpts),
     /// Unit tests plus every VM integration test; ends with `N passed, N failed`.
     Test(TestOpts),
-    /// Benchmarks in one guest boot: tbench, wakeup, latency, hackbench, pipe, cost, placement;
-    /// tables, CSV, JSON and SVG under target/bench/.
+    /// Benchmarks in one guest boot: tbench, tbench-bare, wakeup, latency, hackbench, pipe,
+    /// cost, placement; tables, CSV, JSON and SVG under target/bench/.
     Bench(bench::BenchOpts),
     /// Install (as root) or list the Debian packages the project needs.
     Setup,

@@ -35,6 +35,8 @@ pub struct Pair {
 }
 
 const BOOTS: &[&str] = &["2026-12-04-ni-headline-b1", "2026-12-04-ni-headline-b2"];
+/// tbench with and without the instruments, in one boot each.
+const BARE_BOOTS: &[&str] = &["2026-12-04-bare-b1", "2026-12-04-bare-b2"];
 const WAKEUP_BOOTS: &[&str] = &["2026-12-04-latency-b1", "2026-12-04-latency-b2"];
 /// The tracer's clock is the same measurement in the boots before the latency suite.
 const TRACER_BOOTS: &[&str] = &[
@@ -55,6 +57,32 @@ pub const HEADLINES: &[Headline] = &[
         den: None,
         loads: &[8, 16],
         dirs: BOOTS,
+    },
+    Headline {
+        title: "1b. the same, bare",
+        suite: "tbench-bare",
+        metric: "mb_s",
+        label: "tbench MB/s; no BPF statistics or monitor (higher is better)",
+        conf: "sis",
+        base: "eevdf",
+        den: None,
+        loads: &[8, 16],
+        dirs: BARE_BOOTS,
+    },
+    Headline {
+        title: "1c. what the instruments do to 1b",
+        suite: "tbench",
+        metric: "mb_s",
+        label: "(sis / eevdf with BPF statistics and monitors) / (sis / eevdf bare), tbench MB/s",
+        conf: "sis",
+        base: "eevdf",
+        den: Some(Pair {
+            suite: "tbench-bare",
+            conf: "sis",
+            base: "eevdf",
+        }),
+        loads: &[8, 16],
+        dirs: BARE_BOOTS,
     },
     Headline {
         title: "2. default against the kernel: wakeup latency p99",

@@ -34,6 +34,11 @@ pub const SUITES: &[Suite] = &[
         metrics: &[m("mb_s", "tbench MB/s", true)],
     },
     Suite {
+        name: "tbench-bare",
+        load: "clients",
+        metrics: &[m("mb_s", "tbench MB/s (no BPF statistics or monitor)", true)],
+    },
+    Suite {
         name: "wakeup",
         load: "workers",
         metrics: &[
@@ -181,7 +186,7 @@ pub fn default_loads(suite: &str, n: u32) -> Vec<u32> {
         v
     };
     match suite {
-        "tbench" => doubling(1),
+        "tbench" | "tbench-bare" => doubling(1),
         "wakeup" | "latency" | "placement" => doubling(n / 4),
         "hackbench" => vec![1, 2, 4],
         "pipe" => vec![1],
