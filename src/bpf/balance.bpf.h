@@ -127,9 +127,10 @@ static __always_inline bool task_hot(struct task_struct *p, s32 src, u32 lvl)
 /*
  * can_migrate_task() for a task waiting on @src's queue: allowed on @dst, and not cache
  * hot unless this level's balance failed more than cache_nice_tries times.
- * differs: a newidle pull (@newidle) takes a hot task, as it lacks the group tests of
- * sched_balance_find_src_group() that keep fair.c's from crossing nodes first; no
- * task_is_ineligible_on_dst_cpu(), NUMA locality or CACHE_HOT_BUDDY.
+ * differs: a newidle pull (@newidle) within a node takes a hot task, as it lacks the
+ * group tests of sched_balance_find_src_group() that fair.c's passes first (across
+ * nodes, numa_newidle_allows() has them); no task_is_ineligible_on_dst_cpu(), NUMA
+ * locality or CACHE_HOT_BUDDY.
  */
 static __always_inline bool can_migrate_task(struct task_struct *p, s32 src, s32 dst, u32 lvl,
 					     bool newidle)
@@ -138,7 +139,8 @@ static __always_inline bool can_migrate_task(struct task_struct *p, s32 src, s32
 
 	if (bound_to_cpu(p) || !test_cpu(p->cpus_ptr, dst))
 		return false;
-	if (newidle || !task_hot(p, src, lvl) || failed > cache_nice_tries(lvl))
+	if ((newidle && lvl != SD_LVL_SYS) || !task_hot(p, src, lvl) ||
+	    failed > cache_nice_tries(lvl))
 		return true;
 	stat_inc(STAT_LB_HOT);
 	return false;
@@ -631,15 +633,18 @@ static __always_inline bool busier_spare(struct sis_sg_stats *sg, struct sis_sg_
 	return sg->sum_nr_running > busiest->sum_nr_running;
 }
 
+/* spare_imbalance()'s verdicts other than an imbalance (>= 0) */
+enum spare_ret { SPARE_NOT_OURS = -1, SPARE_BALANCED = -2, SPARE_OVERLOADED = -3, SPARE_LOCAL_BUSY = -4 };
+
 /*
- * sched_balance_rq() for an idle @cpu at @lvl (CPU_IDLE) up to calculate_imbalance()'s
- * migrate_task: the CPU to take a running task from, -2 when balanced, -1 when
- * should_we_balance() leaves it to another CPU.
- * differs: only the case sis_dispatch's pulls leave, nothing waiting in any group (one
- * overloaded group makes the domain balanced here); should_we_balance() takes the
- * group's first idle CPU, not the first of an idle core.
+ * sched_balance_rq() for an idle @cpu at @lvl between groups with spare capacity, up to
+ * calculate_imbalance()'s migrate_task: the tasks to move (before halving), or a verdict.
+ * A newly idle CPU (@newidle) balances whatever its group; an idle one only when
+ * should_we_balance() picks it.
+ * differs: should_we_balance() takes the group's first idle CPU, not the first of an
+ * idle core.
  */
-static __always_inline s32 sched_balance_rq_idle(s32 cpu, u32 lvl, u64 now)
+static __always_inline s64 spare_imbalance(s32 cpu, u32 lvl, u64 now, bool newidle)
 {
 	struct lb_scratch *sc = lb_scratch();
 	struct sis_sg_stats *local = &sc->local, *busiest = &sc->busiest, *sg = &sc->sg;
@@ -647,35 +652,70 @@ static __always_inline s32 sched_balance_rq_idle(s32 cpu, u32 lvl, u64 now)
 	s64 imb;
 
 	update_sg_lb_stats(SG_LOCAL, lvl, group_of(lvl, cpu), now);
-	/* should_we_balance(): the group's first idle CPU balances for it */
-	if (local->first_idle != cpu)
-		return -1;
+	if (!newidle && local->first_idle != cpu)
+		return SPARE_NOT_OURS;
 	sg_finish(local, lvl);
 	if (local->group_type != GROUP_HAS_SPARE)
-		return -2;
+		return SPARE_LOCAL_BUSY;
 	sg_init(busiest);
 	bpf_for(i, 0, domain_nr(lvl, cpu)) {
 		if (!update_sd_group(cpu, lvl, i, now, false))
 			continue;
-		/* a task waits there: a pull's case (sis_dispatch), not this one's */
 		if (sg->group_type == GROUP_OVERLOADED)
-			return -2;
+			return SPARE_OVERLOADED;
 		if (busier_spare(sg, busiest))
 			__builtin_memcpy(busiest, sg, sizeof(*sg));
 	}
-	if (busiest->first_cpu < 0 || busiest->run_cpu < 0 || busiest->run_cpu == cpu)
-		return -2;
+	if (busiest->first_cpu < 0)
+		return SPARE_BALANCED;
 	imb = sibling_imbalance(local, busiest);
 	/* prefer_sibling above SMT; at SMT, groups of one CPU take the same branch */
 	if (imb <= 1 && ((busiest->group_weight > 1 &&
 			  local->idle_cpus <= busiest->idle_cpus + 1) ||
 			 busiest->sum_h_nr_running <= 1))
-		return -2;
+		return SPARE_BALANCED;
 	/* calculate_imbalance(): a small imbalance between nodes is allowed, then half */
 	if (lvl == SD_LVL_SYS)
 		imb = adjust_numa_imbalance(imb, local->sum_nr_running + 1,
 					    imb_numa_nr(cpu_node[CPU_IDX(cpu)], cpu_llc[CPU_IDX(cpu)]));
+	return imb;
+}
+
+/*
+ * sched_balance_rq() for an idle @cpu at @lvl (CPU_IDLE): the CPU to take a running
+ * task from, -2 when balanced, -1 when should_we_balance() leaves it to another CPU.
+ * differs: only the case sis_dispatch's pulls leave, nothing waiting in any group (one
+ * overloaded group makes the domain balanced here).
+ */
+static __always_inline s32 sched_balance_rq_idle(s32 cpu, u32 lvl, u64 now)
+{
+	struct sis_sg_stats *busiest = &lb_scratch()->busiest;
+	s64 imb = spare_imbalance(cpu, lvl, now, false);
+
+	if (imb == SPARE_NOT_OURS)
+		return -1;
+	if (imb < 0 || busiest->run_cpu < 0 || busiest->run_cpu == cpu)
+		return -2;
 	return imb >> 1 ? busiest->run_cpu : -2;
+}
+
+/*
+ * sched_balance_rq() for a newly idle @cpu at the NUMA level, before it takes a task
+ * waiting on another node: an overloaded node gives, and so does a node whose imbalance
+ * adjust_numa_imbalance() does not allow. 1: pull, 0: leave it there.
+ * differs: one verdict for the walk over the other nodes' LLCs, not one per group.
+ */
+__noinline int numa_newidle_allows(s32 cpu)
+{
+	s64 imb;
+
+	if (!valid_cpu(cpu))
+		return 1;
+	imb = spare_imbalance(cpu, SD_LVL_SYS, scx_bpf_now(), true);
+	if (imb == SPARE_OVERLOADED || imb == SPARE_LOCAL_BUSY || (imb >= 0 && imb >> 1))
+		return 1;
+	stat_inc(STAT_NI_NUMA_KEPT);
+	return 0;
 }
 
 /* What active_balance() did. */

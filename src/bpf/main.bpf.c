@@ -512,7 +512,8 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
  * of an LLC whose overloaded hint is clear are passed over, as fair.c's newidle balance
  * does nothing while rd->overloaded is clear (a CPU's own queue and its LLC's shared one
  * are read whatever the hint says: own_queues). Each level is balanced as avg_idle's
- * budget and NI_RANDOM allow (newidle.bpf.h).
+ * budget and NI_RANDOM allow (newidle.bpf.h), another node's as its NUMA imbalance does
+ * (numa_newidle_allows).
  */
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
@@ -547,7 +548,7 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	/* other LLCs, if any: of our NUMA node first, then the rest; shared DSQ, then CPU queues */
 	bpf_for(pass, 0, nr_llcs > 1 ? 2 : 0) {
 		u32 lvl = pass ? SD_LVL_SYS : SD_LVL_NODE;
-		bool pulled = false;
+		bool pulled = false, asked = false;
 
 		if (!ni_level(cpu, lvl))
 			continue;
@@ -556,6 +557,14 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 				continue;
 			if (!READ_ONCE(llc_ctxs[LLC_IDX(i)].overloaded))
 				continue;
+			/* a task waits on another node: calculate_imbalance() says if we take it */
+			if (pass && !asked) {
+				if (!llc_waiting(i))
+					continue;
+				asked = true;
+				if (!numa_newidle_allows(cpu))
+					break;
+			}
 			if (balance_llc(i, cpu, lvl)) {
 				pulled = true;
 				break;

@@ -265,6 +265,24 @@ static __always_inline bool balance_llc(u32 llc, s32 self, u32 lvl)
 	return false;
 }
 
+/* Another LLC's hint made true: cleared, and set again if a task waits there. */
+static __always_inline bool llc_waiting(u32 llc)
+{
+	u32 *hint = &llc_ctxs[LLC_IDX(llc)].overloaded, off = llc_off[LLC_IDX(llc)], i;
+
+	clear_overloaded(hint);
+	if (scx_bpf_dsq_nr_queued(LLC_DSQ_BASE + llc) > 0)
+		goto found;
+	bpf_for(i, 0, llc_nr[LLC_IDX(llc)]) {
+		if (scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + llc_cpus[CPU_IDX(off + i)]) > 0)
+			goto found;
+	}
+	return false;
+found:
+	WRITE_ONCE(*hint, 1);
+	return true;
+}
+
 /* The orphan DSQ, with its own hint kept as an LLC's. */
 static __always_inline bool balance_orphans(void)
 {

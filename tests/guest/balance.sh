@@ -169,7 +169,7 @@ rc4=$SIS_RC
 start_sis /tmp/b5.log || { cat /tmp/b5.log; fail start "scx_sis did not start"; }
 sf=$(nodes 1 $F1 $F2)
 stop_sis
-echo "# hogs off their node, 10 reads: 2 from node 0: EEVDF $k2, scx_sis $s2; 4: EEVDF $k4, scx_sis $s4 ($(totals /tmp/b4.log nohz_kicks lb_active)); 2 from CPUs $F1 and $F2 (node 1): EEVDF $kf, scx_sis $sf ($(totals /tmp/b5.log nohz_kicks lb_active))"
+echo "# hogs off their node, 10 reads: 2 from node 0: EEVDF $k2, scx_sis $s2; 4: EEVDF $k4, scx_sis $s4 ($(totals /tmp/b4.log nohz_kicks lb_active)); 2 from CPUs $F1 and $F2 (node 1): EEVDF $kf, scx_sis $sf ($(totals /tmp/b5.log nohz_kicks lb_active steals_remote ni_numa_kept))"
 # the last five reads
 late() { echo "$1" | cut -c6-10; }
 check numa-allow-sis "scx_sis moved one of 2 hogs off node 0: $s2" [ "$s2" = 0000000000 ]
