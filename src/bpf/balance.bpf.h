@@ -634,7 +634,12 @@ static __always_inline bool busier_spare(struct sis_sg_stats *sg, struct sis_sg_
 }
 
 /* spare_imbalance()'s verdicts other than an imbalance (>= 0) */
-enum spare_ret { SPARE_NOT_OURS = -1, SPARE_BALANCED = -2, SPARE_OVERLOADED = -3, SPARE_LOCAL_BUSY = -4 };
+enum spare_ret {
+	SPARE_NOT_OURS = -1,
+	SPARE_BALANCED = -2,
+	SPARE_OVERLOADED = -3,
+	SPARE_LOCAL_BUSY = -4,
+};
 
 /*
  * sched_balance_rq() for an idle @cpu at @lvl between groups with spare capacity, up to
@@ -703,13 +708,15 @@ static __always_inline s32 sched_balance_rq_idle(s32 cpu, u32 lvl, u64 now)
  * sched_balance_rq() for a newly idle @cpu at the NUMA level, before it takes a task
  * waiting on another node: an overloaded node gives, and so does a node whose imbalance
  * adjust_numa_imbalance() does not allow. 1: pull, 0: leave it there.
- * differs: one verdict for the walk over the other nodes' LLCs, not one per group.
+ * differs: one verdict for the walk over the other nodes' LLCs (the first overloaded
+ * node, else the busiest), not one per group; a node of ours without spare capacity
+ * pulls with no avg_load test.
  */
 __noinline int numa_newidle_allows(s32 cpu)
 {
 	s64 imb;
 
-	if (!valid_cpu(cpu))
+	if (!known_cpu(cpu))
 		return 1;
 	imb = spare_imbalance(cpu, SD_LVL_SYS, scx_bpf_now(), true);
 	if (imb == SPARE_OVERLOADED || imb == SPARE_LOCAL_BUSY || (imb >= 0 && imb >> 1))

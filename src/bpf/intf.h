@@ -173,7 +173,7 @@ enum sis_stat {
 	STAT_NI_RUNS,		/* newidle walks begun under the budget (not a kicked CPU's) */
 	STAT_NI_COST,		/* ... stopped by avg_idle < curr_cost + max_newidle_lb_cost, before a level */
 	STAT_NI_RANDOM,		/* levels NI_RANDOM's dice passed over */
-	STAT_NI_NUMA_KEPT,	/* NUMA levels whose imbalance adjust_numa_imbalance() allowed: no pull */
+	STAT_NI_NUMA_KEPT,	/* NUMA levels a newidle walk found balanced: nothing to take there */
 	/* EEVDF around the search */
 	STAT_WAKEUP_PREEMPT,	/* wakeups that preempted the curr of their CPU (wakeup_preempt_fair) */
 	STAT_PREEMPT_IDLE,	/* ... of which a SCHED_IDLE curr, by a non-idle wakee */

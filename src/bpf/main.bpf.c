@@ -545,8 +545,9 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	} else {
 		ni_begin(cpu);
 	}
-	/* other LLCs, if any: of our NUMA node first, then the rest; shared DSQ, then CPU queues */
-	bpf_for(pass, 0, nr_llcs > 1 ? 2 : 0) {
+	/* other LLCs (any, or a CPU the topology does not know): of our NUMA node first, then
+	 * the rest; shared DSQ, then CPU queues */
+	bpf_for(pass, 0, (nr_llcs > 1 || !known) ? 2 : 0) {
 		u32 lvl = pass ? SD_LVL_SYS : SD_LVL_NODE;
 		bool pulled = false, asked = false;
 

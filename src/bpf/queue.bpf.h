@@ -238,6 +238,7 @@ found:
  * The LLC's hint clear: its queues should be empty, but the CPU's own queue and the
  * LLC's shared one are looked at anyway (two calls, against a scan of every CPU's), so
  * that no task waits on its own CPU for a hint; one found there sets the hint again.
+ * A @cpu_dsq of 0: the caller found the CPU's queue empty.
  */
 static __always_inline bool own_queues(s32 cpu, u64 cpu_dsq, u64 llc_dsq)
 {

@@ -162,7 +162,7 @@ pub struct Metrics {
     #[stat(desc = "Levels NI_RANDOM passed over (sampled at their success rate)")]
     pub ni_random_skip: u64,
     #[stat(
-        desc = "NUMA levels a newidle walk left alone: the other node's imbalance is one adjust_numa_imbalance() allows"
+        desc = "NUMA levels a newidle walk found balanced (calculate_imbalance(), adjust_numa_imbalance()): nothing taken from another node"
     )]
     pub ni_numa_kept: u64,
     #[stat(desc = "Wakeups that preempted the running task of their CPU (wakeup_preempt_fair)")]
