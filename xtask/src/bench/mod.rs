@@ -563,7 +563,8 @@ fn today() -> String {
 }
 
 /// The commit the figures come from: its short hash, "with changes" when the files that
-/// make them (the scheduler, the guest scripts, xtask) differ from it.
+/// make them (the scheduler, the guest scripts, xtask) differ from it, "changes unknown"
+/// when git cannot tell.
 fn commit() -> String {
     let git = |args: &[&str]| {
         Command::new("git")
@@ -589,7 +590,8 @@ fn commit() -> String {
     status.extend(paths);
     match git(&status) {
         Some(s) if s.is_empty() => hash,
-        _ => format!("{hash} with changes"),
+        Some(_) => format!("{hash} with changes"),
+        None => format!("{hash}, changes unknown"),
     }
 }
 
