@@ -545,8 +545,10 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	} else {
 		ni_begin(cpu);
 	}
-	/* other LLCs (any, or a CPU the topology does not know): of our NUMA node first, then
-	 * the rest; shared DSQ, then CPU queues */
+	/*
+	 * Other LLCs, when there are any (or the topology does not know this CPU): of our
+	 * NUMA node first, then the rest; shared DSQ, then CPU queues.
+	 */
 	bpf_for(pass, 0, (nr_llcs > 1 || !known) ? 2 : 0) {
 		u32 lvl = pass ? SD_LVL_SYS : SD_LVL_NODE;
 		bool pulled = false, asked = false;
