@@ -3,8 +3,8 @@
 //! named here before their runs, each a ratio paired by round with its 95 % interval,
 //! per load and per boot, with the boot-to-boot spread; and one SVG per headline.
 
+use super::files::read_csv;
 use super::parse::Records;
-use super::report::read_csv;
 use super::stats::{paired_ci, Ratio};
 use anyhow::{Context, Result};
 use plotters::prelude::*;

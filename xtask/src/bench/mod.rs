@@ -5,6 +5,7 @@
 //! one SVG plot per suite under target/bench/.
 
 mod calibration;
+mod files;
 pub mod headline;
 mod native;
 pub mod parse;
@@ -14,6 +15,7 @@ mod stats;
 mod suites;
 
 pub use calibration::*;
+pub use files::*;
 pub use parse::*;
 pub use report::*;
 pub use stats::*;
