@@ -936,6 +936,42 @@ void BPF_STRUCT_OPS(sis_cpu_offline, s32 cpu)
 	__sync_fetch_and_add(&hotplug_seq, 1);
 }
 
+/*
+ * A CPU in sched_ext's debug dump (an error exit, SysRq-D): its cfs_rq as
+ * /proc/sched_debug prints one, and what waits on its queue. An idle CPU with
+ * nothing counted prints nothing, so the kernel leaves it out.
+ */
+void BPF_STRUCT_OPS(sis_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool idle)
+{
+	struct sis_cfs_rq *rq;
+	s32 waiting;
+
+	if (!valid_cpu(cpu))
+		return;
+	rq = &cfs_rqs[CPU_IDX(cpu)];
+	waiting = scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + cpu);
+	if (idle && !READ_ONCE(rq->nr_queued) && waiting <= 0)
+		return;
+	scx_bpf_dump("sis: nr_queued=%u load=%llu avg_vruntime=%llu zero_vruntime=%llu dsq=%d\n",
+		     rq->nr_queued, rq->sum_weight, avg_vruntime(cpu), rq->zero_vruntime,
+		     waiting);
+	scx_bpf_dump("sis: curr weight=%u vruntime=%llu deadline=%llu vprot=%llu llc=%u offline=%llu\n",
+		     rq->curr_weight, curr_vruntime(rq, cpu), rq->curr_deadline, rq->curr_vprot,
+		     cpu_llc[CPU_IDX(cpu)], cpu_ctxs[CPU_IDX(cpu)].offline);
+}
+
+/* A task in the dump: its entity, and the rq whose sums count it. */
+void BPF_STRUCT_OPS(sis_dump_task, struct scx_dump_ctx *dctx, struct task_struct *p)
+{
+	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+
+	if (!tctx)
+		return;
+	scx_bpf_dump("sis: rq_cpu=%d vruntime=%llu deadline=%llu vlag=%lld weight=%u slice=%llu\n",
+		     tctx->rq_cpu, tctx->vruntime, tctx->deadline, tctx->vlag, tctx->weight,
+		     tctx->slice);
+}
+
 void BPF_STRUCT_OPS(sis_exit, struct scx_exit_info *ei)
 {
 	UEI_RECORD(uei, ei);
@@ -957,6 +993,8 @@ SCX_OPS_DEFINE(sis_ops,
 	       .disable = (void *)sis_disable,
 	       .init = (void *)sis_init,
 	       .exit = (void *)sis_exit,
+	       .dump_cpu = (void *)sis_dump_cpu,
+	       .dump_task = (void *)sis_dump_task,
 	       /*
 		* ENQ_LAST: a task still runnable when its CPU is about to switch to a
 		* lower class comes to ops.enqueue (sis_enqueue's first case); without it

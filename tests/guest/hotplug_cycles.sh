@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # suite: hotplug-cycles 1:4:2 lines 400
 # hotplug_cycles.sh: 5 offline/online cycles while hackbench runs (CPU 0's sibling,
-# both whole cores 4-5 and 6-7 among them), then 6 back-to-back cycles. scx_sis has ops.cpu_online/
-# offline, so the kernel keeps it loaded: the state, sampled every half second from
-# the first cycle to the end, reads enabled throughout, there is one attach, the
-# topology in status.json matches sysfs after each cycle, and the cycled CPUs take
-# wakeups through the idle-core step again. With `refused` (kernel.rs REFUSED) it
-# asserts the one-line refusal.
+# both whole cores 4-5 and 6-7 among them), then 6 back-to-back cycles. scx_sis has
+# ops.cpu_online/offline, so the kernel keeps it loaded: the state, sampled every half
+# second from the first cycle to the end, reads enabled throughout, there is one attach,
+# the topology in status.json matches sysfs after each cycle, and the cycled CPUs take
+# wakeups through the idle-core step again; SysRq-D's dump carries scx_sis's lines.
+# With `refused` (kernel.rs REFUSED) it asserts the one-line refusal.
 . /tests/lib.sh
 if [ "$1" = refused ]; then
 	plan 1
@@ -14,7 +14,7 @@ if [ "$1" = refused ]; then
 	check refused-exit-1 "exit $?: $(tail -1 /tmp/hc.log)" grep -q "pahole older than 1.26" /tmp/hc.log
 	exit 0
 fi
-plan 11
+plan 12
 S=/sys/devices/system/cpu
 T0=$(date +%s)
 # el: seconds since the script began, for the progress lines
@@ -78,7 +78,15 @@ check set-kept "$(scx_sis --set 2>&1)" sh -c 'scx_sis --set | grep -q "^WAKE_AFF
 sis-probe spin 0 & S0=$!
 sis-probe spin 2 & S2=$!
 sleep 1
-sis-probe wake 100 2000 0 >/tmp/w.txt
+# 100 wakes take 1-2 s: a loop still going after 90 s prints the scheduler's state
+if ! timeout 90 sis-probe wake 100 2000 0 >/tmp/w.txt; then
+	echo "# the wake loop did not end within 90 s; sched_ext's dump:"
+	scx_dump | head -150 | sed 's/^/# /'
+fi
+# SysRq-D beside the spinners: each of their CPUs and tasks has its lines of ours
+scx_dump >/tmp/dump.txt
+check debug-dump "$(grep -c '^ *sis: ' /tmp/dump.txt) lines of ours in $(wc -l </tmp/dump.txt)" \
+	sh -c "grep -q '^ *sis: nr_queued=.* avg_vruntime=' /tmp/dump.txt && grep -q '^ *sis: rq_cpu=' /tmp/dump.txt"
 kill $S0 $S2
 n=0; for c in 4 5 6 7; do n=$((n + $(awk -v c=$c '$1=="cpu" && $2==c {print $3}' /tmp/w.txt | head -1) + 0)); done
 check idle-core-on-cycled-cpus "$n/100 wakeups on the idle cores 4-7, want >= 95" [ "$n" -ge 95 ]

@@ -21,6 +21,15 @@ if [ -r /sys/kernel/debug/sched/features ]; then
 fi
 export KNI
 state() { cat /sys/kernel/sched_ext/state 2>/dev/null || echo missing; }
+# scx_dump: sched_ext's debug dump (SysRq-D), which goes to its tracepoint alone
+scx_dump() {
+	local ev=/sys/kernel/tracing/events/sched_ext/sched_ext_dump/enable
+	echo 1 >/proc/sys/kernel/sysrq
+	echo >/sys/kernel/tracing/trace
+	echo 1 >$ev && echo D >/proc/sysrq-trigger && sleep 1
+	echo 0 >$ev
+	sed -n 's/^.*sched_ext_dump: //p' /sys/kernel/tracing/trace
+}
 # node_of CPU: the NUMA node CPU belongs to (empty without NUMA)
 node_of() { basename "$(ls -d /sys/devices/system/cpu/cpu"$1"/node* 2>/dev/null | head -1)" 2>/dev/null | tr -dc 0-9; }
 # l3_of CPU: the CPUs of CPU's last-level cache, as sysfs lists them
