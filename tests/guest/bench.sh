@@ -127,8 +127,10 @@ monitor_stop() { # SUITE CONF RUN LOAD
 }
 # bpf_snap / bpf_delta: the kernel's statistics of every struct_ops program (whichever
 # sched_ext scheduler runs, peers included) around one measurement; bpf_delta prints the
-# ns of all of them per select_cpu call, select_cpu's own ns per call and the calls
-bpf_snap() { B0=; is_eevdf "$SPEC" || B0=$(sis-probe bpfstats); }
+# ns of all of them per select_cpu call, select_cpu's own ns per call, the calls, and
+# their ns as a share of the CPUs' time meanwhile (bpf_cpu_pct)
+bpf_snap() { B0=; is_eevdf "$SPEC" || { B0=$(sis-probe bpfstats); BT0=$(uptime_s); }; }
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
 bpf_field() { echo "$2" | tr ' ' '\n' | grep "^$1=" | cut -d= -f2; }
 bpf_delta() {
 	[ -n "$B0" ] || return 0
@@ -144,7 +146,8 @@ bpf_delta() {
 		ns0=${v0%/*} runs0=${v0#*/}
 		ops="$ops op_${o}_ns=$(((${v1%/*} - ${ns0:-0}) / dsel)) op_${o}_runs_per_1k=$(((${v1#*/} - ${runs0:-0}) * 1000 / dsel))"
 	done
-	echo "bpf_all_ns_per_select=$((dns / dsel)) bpf_select_ns=$((dsns / dsel)) bpf_select_calls=$dsel$ops"
+	pct=$(awk -v ns=$dns -v a="$BT0" -v b="$(uptime_s)" -v n=$N 'BEGIN { if (b > a) printf "%.2f", ns / 1e7 / ((b - a) * n) }')
+	echo "bpf_all_ns_per_select=$((dns / dsel)) bpf_select_ns=$((dsns / dsel)) bpf_select_calls=$dsel bpf_cpu_pct=${pct:-nan}$ops"
 }
 # tbench_mb CLIENTS: tbench against the local tbench_srv; prints its MB/s
 tbench_mb() {

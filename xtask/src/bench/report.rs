@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-//! Tables in the seed's shape, the summary, CSV, JSON and the SVG plot of each suite.
+//! Tables in the seed's shape, the summary and the SVG plot of each suite (the CSV and
+//! JSON files: files.rs).
 
+use super::files::{write_csv, write_json};
 use super::parse::{mean, ratio, Records};
 use super::stats::{cell, paired_ci, ratio_ci, Ratio};
 use super::suites::Suite;
@@ -201,11 +203,12 @@ pub fn stats_table(
 }
 
 /// Columns beside tbench's throughput: scx_sis's own counters over the same runs.
-pub const TBENCH_EXTRAS: [(&str, &str); 4] = [
+pub const TBENCH_EXTRAS: [(&str, &str); 5] = [
     ("scan_mean", "scan/wakeup"),
     ("cut_pct", "cut%"),
     ("bpf_ns_per_wakeup", "BPFns/wakeup"),
     ("bpf_all_ns_per_select", "allBPFns/sel"),
+    ("bpf_cpu_pct", "BPF%CPU"),
 ];
 
 /// Ratios of the first metric to the first configuration, a line per load: each the
@@ -451,16 +454,29 @@ pub fn suite_text(
 ) -> String {
     let mut text = String::new();
     for (i, m) in s.metrics.iter().enumerate() {
-        // tbench's table also says how far each search went: the seed's question
-        let extras: &[(&str, &str)] = if s.name == "tbench" && i == 0 {
-            &TBENCH_EXTRAS
+        // tbench's table also says how far each search went: the seed's question (a
+        // column only where the results have it: older ones lack bpf_cpu_pct)
+        let extras: Vec<(&str, &str)> = if s.name == "tbench" && i == 0 {
+            TBENCH_EXTRAS
+                .into_iter()
+                .filter(|(k, _)| r.keys().any(|x| x.0 == s.name && x.3 == *k))
+                .collect()
         } else {
-            &[]
+            vec![]
         };
         let t = if seed_format {
-            table(r, s.name, m.key, &plan.scheds, loads, plan.runs, vs, extras)
+            table(
+                r,
+                s.name,
+                m.key,
+                &plan.scheds,
+                loads,
+                plan.runs,
+                vs,
+                &extras,
+            )
         } else {
-            stats_table(r, s.name, m.key, &plan.scheds, loads, vs, extras)
+            stats_table(r, s.name, m.key, &plan.scheds, loads, vs, &extras)
         };
         if t.is_empty() {
             continue;
@@ -529,90 +545,4 @@ pub fn report(
         println!("bench: wrote {}.{{txt,csv,json,svg}}", base.display());
     }
     Ok(())
-}
-
-pub fn write_csv(r: &Records, suite: &str, path: &Path) -> Result<()> {
-    let mut s = String::from("suite,sched,load,run,metric,value\n");
-    for ((su, c, l, m), vals) in r.iter().filter(|(k, _)| k.0 == suite) {
-        for (run, v) in vals {
-            let _ = writeln!(s, "{su},{c},{l},{run},{m},{v}");
-        }
-    }
-    std::fs::write(path, s).with_context(|| format!("writing {}", path.display()))
-}
-
-/// The inverse of `write_csv`: every row into `r`; returns the highest run number.
-pub fn read_csv(path: &Path, r: &mut Records) -> Result<u32> {
-    let csv =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut runs = 0;
-    for line in csv.lines().skip(1) {
-        let f: Vec<&str> = line.split(',').collect();
-        let bad = || anyhow::anyhow!("{}: bad row '{line}'", path.display());
-        let [su, c, l, run, m, v] = f[..] else {
-            return Err(bad());
-        };
-        let (Ok(l), Ok(run), Ok(v)) = (l.parse::<u32>(), run.parse::<u32>(), v.parse::<f64>())
-        else {
-            return Err(bad());
-        };
-        runs = runs.max(run);
-        r.entry((su.to_string(), c.to_string(), l, m.to_string()))
-            .or_default()
-            .insert(run, v);
-    }
-    super::parse::conditional_rates(r);
-    Ok(runs)
-}
-
-pub fn write_json(
-    r: &Records,
-    s: &Suite,
-    plan: &Plan,
-    header: &str,
-    cpus: u32,
-    path: &Path,
-) -> Result<()> {
-    let mut results = vec![];
-    for ((su, c, l, m), vals) in r.iter().filter(|(k, _)| k.0 == s.name) {
-        let avg = mean(vals);
-        let base = r
-            .get(&(su.clone(), plan.scheds[0].clone(), *l, m.clone()))
-            .and_then(mean);
-        let st = cell(vals);
-        let ci = match (
-            st,
-            r.get(&(su.clone(), plan.scheds[0].clone(), *l, m.clone()))
-                .and_then(cell),
-        ) {
-            (Some(a), Some(b)) => ratio_ci(&a, &b),
-            _ => None,
-        };
-        results.push(serde_json::json!({
-            "sched": c, "load": l, "metric": m,
-            "runs": vals.iter().map(|(run, v)| serde_json::json!({"run": run, "value": v})).collect::<Vec<_>>(),
-            "avg": avg, "ratio": ratio(avg, base),
-            "n": st.map(|x| x.n), "sd": st.map(|x| x.sd),
-            "min": st.map(|x| x.min), "max": st.map(|x| x.max),
-            "ratio_ci95": ci.map(|q| [q.lo, q.hi]),
-            "ratio_significant": ci.map(|q| q.significant),
-        }));
-    }
-    let (_, loads) = plan
-        .suites
-        .iter()
-        .find(|(x, _)| x.name == s.name)
-        .context("suite in plan")?;
-    let doc = serde_json::json!({
-        "suite": s.name, "setup": header, "cpus": cpus, "load": s.load,
-        "scheds": plan.scheds, "loads": loads, "baseline": plan.scheds[0],
-        "results": results,
-        "pooled_waker_latency_us": plan.scheds.iter().flat_map(|c| loads.iter().filter_map(move |&l| {
-            pooled(r, s.name, c, l).map(|(n, p50, p99, p999)| serde_json::json!({
-                "sched": c, "load": l, "wakeups": n, "p50": p50, "p99": p99, "p999": p999}))
-        })).collect::<Vec<_>>(),
-        "targets": targets(r, s.name, &plan.scheds, loads, cpus),
-    });
-    std::fs::write(path, serde_json::to_string_pretty(&doc)?)
-        .with_context(|| format!("writing {}", path.display()))
 }
