@@ -939,7 +939,7 @@ void BPF_STRUCT_OPS(sis_cpu_offline, s32 cpu)
 /*
  * A CPU in sched_ext's debug dump (an error exit, SysRq-D): its cfs_rq as
  * /proc/sched_debug prints one, and what waits on its queue. An idle CPU with
- * nothing counted prints nothing, so the kernel leaves it out.
+ * nothing counted prints nothing, so an exit dump leaves it out.
  */
 void BPF_STRUCT_OPS(sis_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool idle)
 {
@@ -953,11 +953,11 @@ void BPF_STRUCT_OPS(sis_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool idle)
 	if (idle && !READ_ONCE(rq->nr_queued) && waiting <= 0)
 		return;
 	scx_bpf_dump("sis: nr_queued=%u load=%llu avg_vruntime=%llu zero_vruntime=%llu dsq=%d\n",
-		     rq->nr_queued, rq->sum_weight, avg_vruntime(cpu), rq->zero_vruntime,
-		     waiting);
+		     READ_ONCE(rq->nr_queued), READ_ONCE(rq->sum_weight), avg_vruntime(cpu),
+		     READ_ONCE(rq->zero_vruntime), waiting);
 	scx_bpf_dump("sis: curr weight=%u vruntime=%llu deadline=%llu vprot=%llu llc=%u offline=%llu\n",
 		     rq->curr_weight, curr_vruntime(rq, cpu), rq->curr_deadline, rq->curr_vprot,
-		     cpu_llc[CPU_IDX(cpu)], cpu_ctxs[CPU_IDX(cpu)].offline);
+		     READ_ONCE(cpu_llc[CPU_IDX(cpu)]), READ_ONCE(cpu_ctxs[CPU_IDX(cpu)].offline));
 }
 
 /* A task in the dump: its entity, and the rq whose sums count it. */

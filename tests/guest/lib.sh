@@ -24,9 +24,8 @@ state() { cat /sys/kernel/sched_ext/state 2>/dev/null || echo missing; }
 # scx_dump: sched_ext's debug dump (SysRq-D), which goes to its tracepoint alone
 scx_dump() {
 	local ev=/sys/kernel/tracing/events/sched_ext/sched_ext_dump/enable
-	echo 1 >/proc/sys/kernel/sysrq
 	echo >/sys/kernel/tracing/trace
-	echo 1 >$ev && echo D >/proc/sysrq-trigger && sleep 1
+	echo 1 >$ev && echo D >/proc/sysrq-trigger
 	echo 0 >$ev
 	sed -n 's/^.*sched_ext_dump: //p' /sys/kernel/tracing/trace
 }
