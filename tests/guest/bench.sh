@@ -88,6 +88,10 @@ stop_sched() {
 	kill -INT "$SIS_PID" 2>/dev/null
 	wait "$SIS_PID" 2>/dev/null
 	wait_state disabled 20
+	# its programs are freed after the unregistration: gone before the next scheduler's
+	# first snapshot, or bpf_delta would subtract their counts from that one's
+	i=0
+	while [ $i -lt 100 ] && ! sis-probe bpfstats | grep -q ' progs=0 '; do sleep 0.1; i=$((i + 1)); done
 }
 is_eevdf() { case $1 in eevdf | eevdf:*) return 0 ;; esac; return 1; }
 # emit SUITE CONF RUN LOAD KEY=VALUE...
@@ -138,7 +142,8 @@ bpf_delta() {
 	dns=$(($(bpf_field ns "$B1") - $(bpf_field ns "$B0")))
 	dsel=$(($(bpf_field select_runs "$B1") - $(bpf_field select_runs "$B0")))
 	dsns=$(($(bpf_field select_ns "$B1") - $(bpf_field select_ns "$B0")))
-	[ "$dsel" -gt 0 ] || return 0
+	# another scheduler's programs in one snapshot only: no figure rather than a wrong one
+	[ "$dsel" -gt 0 ] && [ "$(bpf_field progs "$B0")" = "$(bpf_field progs "$B1")" ] || return 0
 	# where the time goes: each op's ns and runs (per 1000) per select_cpu call
 	ops=""
 	for o in $(echo "$B1" | tr ' ' '\n' | sed -n 's/^op\.\([a-z_]*\)=.*/\1/p'); do

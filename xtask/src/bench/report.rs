@@ -203,12 +203,11 @@ pub fn stats_table(
 }
 
 /// Columns beside tbench's throughput: scx_sis's own counters over the same runs.
-pub const TBENCH_EXTRAS: [(&str, &str); 5] = [
+pub const TBENCH_EXTRAS: [(&str, &str); 4] = [
     ("scan_mean", "scan/wakeup"),
     ("cut_pct", "cut%"),
     ("bpf_ns_per_wakeup", "BPFns/wakeup"),
     ("bpf_all_ns_per_select", "allBPFns/sel"),
-    ("bpf_cpu_pct", "BPF%CPU"),
 ];
 
 /// Ratios of the first metric to the first configuration, a line per load: each the
@@ -454,29 +453,16 @@ pub fn suite_text(
 ) -> String {
     let mut text = String::new();
     for (i, m) in s.metrics.iter().enumerate() {
-        // tbench's table also says how far each search went: the seed's question (a
-        // column only where the results have it: older ones lack bpf_cpu_pct)
-        let extras: Vec<(&str, &str)> = if s.name == "tbench" && i == 0 {
-            TBENCH_EXTRAS
-                .into_iter()
-                .filter(|(k, _)| r.keys().any(|x| x.0 == s.name && x.3 == *k))
-                .collect()
+        // tbench's table also says how far each search went: the seed's question
+        let extras: &[(&str, &str)] = if s.name == "tbench" && i == 0 {
+            &TBENCH_EXTRAS
         } else {
-            vec![]
+            &[]
         };
         let t = if seed_format {
-            table(
-                r,
-                s.name,
-                m.key,
-                &plan.scheds,
-                loads,
-                plan.runs,
-                vs,
-                &extras,
-            )
+            table(r, s.name, m.key, &plan.scheds, loads, plan.runs, vs, extras)
         } else {
-            stats_table(r, s.name, m.key, &plan.scheds, loads, vs, &extras)
+            stats_table(r, s.name, m.key, &plan.scheds, loads, vs, extras)
         };
         if t.is_empty() {
             continue;

@@ -31,7 +31,14 @@ pub const SUITES: &[Suite] = &[
     Suite {
         name: "tbench",
         load: "clients",
-        metrics: &[m("mb_s", "tbench MB/s", true)],
+        metrics: &[
+            m("mb_s", "tbench MB/s", true),
+            m(
+                "bpf_cpu_pct",
+                "% of the CPUs' time in the scheduler's BPF programs (BPF stats, any sched_ext scheduler)",
+                false,
+            ),
+        ],
     },
     Suite {
         name: "tbench-bare",

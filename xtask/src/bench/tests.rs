@@ -35,34 +35,6 @@ fn averages_and_ratios() {
     assert_eq!(ratio(Some(1.0), Some(0.0)), None);
 }
 
-/// tbench's extra columns follow the data: BPF%CPU where a run printed `bpf_cpu_pct`,
-/// nothing where none did (results from before it).
-#[test]
-fn tbench_columns_follow_the_data() {
-    let plan = |scheds: &[&str]| Plan {
-        suites: vec![(suite("tbench").unwrap(), vec![8])],
-        scheds: scheds.iter().map(|s| s.to_string()).collect(),
-        specs: vec![],
-        runs: 1,
-        secs: 1,
-        seed: 1,
-        warmup: false,
-    };
-    let old = parse("bench: suite=tbench sched=sis run=1 load=8 mb_s=50 scan_mean=1.2\n");
-    let p = plan(&["sis"]);
-    let t = suite_text(&old, &p, p.suites[0].0, &[8], None, 8, false);
-    assert!(t.contains("scan/wakeup") && !t.contains("BPF%CPU"), "{t}");
-    let new = parse(
-        "bench: suite=tbench sched=sis run=1 load=8 mb_s=50 bpf_cpu_pct=12.5\n\
-         bench: suite=tbench sched=eevdf run=1 load=8 mb_s=60\n",
-    );
-    let p = plan(&["sis", "eevdf"]);
-    let t = suite_text(&new, &p, p.suites[0].0, &[8], None, 8, false);
-    let row = t.lines().find(|l| l.starts_with("8 ")).unwrap();
-    assert!(t.contains("BPF%CPU") && !t.contains("scan/wakeup"), "{t}");
-    assert!(row.trim_end().ends_with("12.5"), "{row}");
-}
-
 #[test]
 fn seed_table_shape() {
     let mut r = seed();
