@@ -167,21 +167,26 @@ static __always_inline void nohz_balancer_kick(s32 cpu)
 		return;
 	llc = LLC_IDX(cpu_llc[CPU_IDX(cpu)]);
 	idle = scx_bpf_get_idle_cpumask();
-	smt = scx_bpf_get_idle_smtmask();
-	ilb = first_idle(smt, smt, llc, cpu);
-	if (ilb < 0)
-		ilb = first_idle(smt, smt, NO_LLC, cpu);
-	if (ilb < 0)
-		ilb = first_idle(idle, idle, NO_LLC, cpu);
 #pragma unroll
 	for (w = 0; w < MAX_CPUS / 64; w++) {
 		if (w >= words)
 			break;
 		idle_nr += __builtin_popcountll(idle->bits[w] & llc_mask[llc][w]);
 	}
+	/* the busy count first, as fair.c decides to kick before find_new_ilb() */
+	if (llc_nr[llc] < idle_nr + 2) {
+		scx_bpf_put_idle_cpumask(idle);
+		return;
+	}
+	smt = scx_bpf_get_idle_smtmask();
+	ilb = first_idle(smt, smt, llc, cpu);
+	if (ilb < 0)
+		ilb = first_idle(smt, smt, NO_LLC, cpu);
+	if (ilb < 0)
+		ilb = first_idle(idle, idle, NO_LLC, cpu);
 	scx_bpf_put_idle_cpumask(smt);
 	scx_bpf_put_idle_cpumask(idle);
-	if (ilb < 0 || llc_nr[llc] < idle_nr + 2)
+	if (ilb < 0)
 		return;
 	WRITE_ONCE(nohz_next_balance, now + tick_ns);
 	WRITE_ONCE(cpu_ctxs[CPU_IDX(ilb)].nohz_balance, 1);
