@@ -27,11 +27,13 @@ H=30
 [ -d /sys/kernel/debug/sched/ext_server ] || H=7
 sis-probe fifo 1 $H & RT=$!
 stress-ng --cpu $N --timeout ${H}s --quiet >/tmp/sng.log 2>&1 & SNG=$!
-hb=0; end=$(($(date +%s) + H))
-while [ "$(date +%s)" -lt $end ]; do hackbench -g 1 -l 50 >/dev/null 2>&1 && hb=$((hb + 1)); done
+hb=0 hbf=0; end=$(($(date +%s) + H))
+while [ "$(date +%s)" -lt $end ]; do
+	if hackbench -g 1 -l 50 >/tmp/hbrt.log 2>&1; then hb=$((hb + 1)); else hbf=$((hbf + 1)); cp /tmp/hbrt.log /tmp/hbrt-failed.log; fi
+done
 wait $SNG; sng=$?; wait $RT
-echo "# RT hog on CPU 1 for $H s ($([ $H = 30 ] && echo "ext_server present" || echo "no ext_server on $(uname -r)")): $hb hackbench runs, stress-ng exit $sng"
-check rt-hog-workload "stress-ng exit $sng, $hb hackbench runs" [ $sng = 0 -a $hb -gt 0 ]
+echo "# RT hog on CPU 1 for $H s ($([ $H = 30 ] && echo "ext_server present" || echo "no ext_server on $(uname -r)")): $hb hackbench runs, $hbf failed, stress-ng exit $sng"
+check rt-hog-workload "stress-ng exit $sng, $hb hackbench runs, $hbf failed: $(tail -2 /tmp/hbrt-failed.log 2>/dev/null | tr '\n' ' ')" [ $sng = 0 -a $hb -gt 0 ]
 check rt-hog-no-ejection "state=$(state): $(grep -i stall /tmp/r2.log | head -1)" sh -c "[ \"\$(cat /sys/kernel/sched_ext/state)\" = enabled ] && ! grep -qi stall /tmp/r2.log"
 
 # Odd tasks: pinned, affinity changing while queued, thread storm, 5000 sleepers
