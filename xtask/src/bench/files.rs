@@ -56,15 +56,10 @@ pub fn write_json(
     let mut results = vec![];
     for ((su, c, l, m), vals) in r.iter().filter(|(k, _)| k.0 == s.name) {
         let avg = mean(vals);
-        let base = r
-            .get(&(su.clone(), plan.scheds[0].clone(), *l, m.clone()))
-            .and_then(mean);
+        let base_vals = r.get(&(su.clone(), plan.scheds[0].clone(), *l, m.clone()));
+        let base = base_vals.and_then(mean);
         let st = cell(vals);
-        let ci = match (
-            st,
-            r.get(&(su.clone(), plan.scheds[0].clone(), *l, m.clone()))
-                .and_then(cell),
-        ) {
+        let ci = match (st, base_vals.and_then(cell)) {
             (Some(a), Some(b)) => ratio_ci(&a, &b),
             _ => None,
         };

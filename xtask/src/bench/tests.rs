@@ -92,6 +92,48 @@ bench: suite=tbench sched=sis run=1 load=16 mb_s=90
     );
 }
 
+/// The JSON's ratio and interval of a configuration are against the first one's runs
+/// of the same cell: masterx / master at 1 client, 510 / 523.667.
+#[test]
+fn json_ratio_against_the_baseline() {
+    let r = seed();
+    let plan = Plan {
+        suites: vec![(suite("tbench").unwrap(), vec![1, 128])],
+        scheds: vec!["master".into(), "masterx".into()],
+        specs: vec![],
+        runs: 3,
+        secs: 1,
+        seed: 1,
+        warmup: false,
+    };
+    let dir = std::env::temp_dir().join(format!("scx_sis-json-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tbench.json");
+    write_json(&r, plan.suites[0].0, &plan, "h", 8, &path).unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let row = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["sched"] == "masterx" && x["load"] == 1)
+        .unwrap();
+    let want = 510.0 / (1571.0 / 3.0);
+    assert!(
+        (row["ratio"].as_f64().unwrap() - want).abs() < 1e-9,
+        "{row}"
+    );
+    let key = |c: &str| ("tbench".to_string(), c.to_string(), 1, "mb_s".to_string());
+    let q = ratio_ci(
+        &cell(&r[&key("masterx")]).unwrap(),
+        &cell(&r[&key("master")]).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(row["ratio_ci95"], serde_json::json!([q.lo, q.hi]), "{row}");
+    assert_eq!(row["ratio_significant"], q.significant, "{row}");
+}
+
 #[test]
 fn csv_round_trip() {
     let r = seed();
