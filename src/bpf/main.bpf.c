@@ -542,14 +542,14 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 			return;
 	} else if (own_queues(cpu, empty ? 0 : cpu_dsq, llc_dsq)) {
 		return;
-	} else {
+	} else if (others_overloaded(my_llc, known)) {
 		ni_begin(cpu);
 	}
 	/*
-	 * Other LLCs, when there are any (or the topology does not know this CPU): of our
-	 * NUMA node first, then the rest; shared DSQ, then CPU queues.
+	 * Other LLCs, when there are any (or the topology does not know this CPU) and the
+	 * walk goes on: of our NUMA node first, then the rest; shared DSQ, then CPU queues.
 	 */
-	bpf_for(pass, 0, (nr_llcs > 1 || !known) ? 2 : 0) {
+	bpf_for(pass, 0, ni_walking(cpu) && (nr_llcs > 1 || !known) ? 2 : 0) {
 		u32 lvl = pass ? SD_LVL_SYS : SD_LVL_NODE;
 		bool pulled = false, asked = false;
 

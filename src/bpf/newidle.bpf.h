@@ -30,13 +30,17 @@ static __always_inline struct ni_walk *ni_walk(s32 cpu)
 	return &ni_walks[CPU_IDX(cpu)];
 }
 
-/* Before a CPU's queues are read: no walk has begun; a kick to pull is taken up. */
+/*
+ * Before a CPU's queues are read: no walk has begun (nor cost anything); a kick to pull
+ * is taken up.
+ */
 static __always_inline void ni_reset(s32 cpu)
 {
 	struct ni_walk *w = ni_walk(cpu);
 
 	w->stop = 1;
 	w->ungated = 0;
+	w->curr_cost = 0;
 	if (READ_ONCE(cpu_ctxs[CPU_IDX(cpu)].pull_kick)) {
 		WRITE_ONCE(cpu_ctxs[CPU_IDX(cpu)].pull_kick, 0);
 		w->ungated = 1;
@@ -136,7 +140,7 @@ static __always_inline bool update_newidle_cost(struct sd_ctx *sd, u64 cost, u32
  * sched_balance_domains()'s decay of the newidle costs: each level's once a second, and
  * max_idle_balance_cost (avg_idle's cap) back to their sum, sysctl_sched_migration_cost
  * at least.
- * differs: run when the CPU next balances newidle, not at its periodic balance.
+ * differs: run when the CPU next begins a newidle walk, not at its periodic balance.
  */
 static __always_inline void newidle_decay(s32 cpu, u64 now)
 {
@@ -222,6 +226,12 @@ __noinline int ni_level(s32 cpu, u32 lvl)
 		w->weight = (NEWIDLE_RATIO_MAX + weight / 2) / weight;
 	}
 	return 1;
+}
+
+/* Has a walk begun and not ended: may a level be balanced, budget and dice allowing? */
+static __always_inline bool ni_walking(s32 cpu)
+{
+	return !ni_walk(cpu)->stop;
 }
 
 /* After @lvl was balanced: its cost and outcome; a pull ends the walk. */

@@ -271,6 +271,24 @@ static __always_inline bool balance_llc(u32 llc, s32 self, u32 lvl)
 	return false;
 }
 
+/*
+ * sched_balance_newidle() does nothing while rd->overloaded is clear: a CPU whose own
+ * LLC has nothing waiting begins the walk only when another LLC's hint is set (any
+ * LLC's, for a CPU the topology does not know).
+ */
+static __always_inline bool others_overloaded(u32 my_llc, bool known)
+{
+	u32 i;
+
+	if (known && nr_llcs <= 1)
+		return false;
+	bpf_for(i, 0, nr_llcs) {
+		if ((i != my_llc || !known) && READ_ONCE(llc_ctxs[LLC_IDX(i)].overloaded))
+			return true;
+	}
+	return false;
+}
+
 /* Another LLC's hint made true: cleared, and set again if a task waits there. */
 static __always_inline bool llc_waiting(u32 llc)
 {

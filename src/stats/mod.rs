@@ -152,7 +152,7 @@ pub struct Metrics {
     )]
     pub lb_active: u64,
     #[stat(
-        desc = "Newidle walks begun under avg_idle's budget: a CPU's own queues had nothing for it (kicked CPUs walk ungated, uncounted)"
+        desc = "Newidle walks begun under avg_idle's budget: a CPU's own queues had nothing for it and a task waited in an LLC the walk reads (kicked CPUs walk ungated, uncounted)"
     )]
     pub ni_runs: u64,
     #[stat(
