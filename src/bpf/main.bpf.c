@@ -524,7 +524,6 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	bool empty = !running && scx_bpf_dsq_nr_queued(cpu_dsq) <= 0;
 	bool known = known_cpu(cpu), waiting;
 	struct sis_ctl *feats = lookup_ctl();
-	u32 i, pass;
 
 	/* a busy CPU (prev goes on if nothing else is eligible): the periodic balance */
 	if (running && balance_due(cpu))
@@ -545,43 +544,9 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	} else if (others_overloaded(my_llc, known)) {
 		ni_begin(cpu);
 	}
-	/*
-	 * Other LLCs, when there are any (or the topology does not know this CPU) and the
-	 * walk goes on: of our NUMA node first, then the rest; shared DSQ, then CPU queues.
-	 */
-	bpf_for(pass, 0, ni_walking(cpu) && (nr_llcs > 1 || !known) ? 2 : 0) {
-		u32 lvl = pass ? SD_LVL_SYS : SD_LVL_NODE;
-		bool pulled = false, asked = false;
-
-		if (!ni_level(cpu, lvl))
-			continue;
-		bpf_for(i, 0, nr_llcs) {
-			if (i == my_llc || (llc_node[LLC_IDX(i)] == my_node) != (pass == 0))
-				continue;
-			if (!READ_ONCE(llc_ctxs[LLC_IDX(i)].overloaded))
-				continue;
-			/* a task waits on another node: calculate_imbalance() says if we take it */
-			if (pass && !asked) {
-				if (!llc_waiting(i))
-					continue;
-				asked = true;
-				if (!numa_newidle_allows(cpu))
-					break;
-			}
-			if (balance_llc(i, cpu, lvl)) {
-				pulled = true;
-				break;
-			}
-		}
-		ni_done(cpu, lvl, pulled);
-		if (pulled) {
-			ni_end(cpu);
-			stat_inc(STAT_STEAL);
-			if (pass)
-				stat_inc(STAT_STEAL_REMOTE);
-			return;
-		}
-	}
+	/* other LLCs, when there are any (or the topology does not know this CPU) */
+	if (ni_walking(cpu) && (nr_llcs > 1 || !known) && newidle_other_llcs(cpu, my_llc, my_node))
+		return;
 	ni_end(cpu);
 	/* tasks woken on a CPU onlined since the load wait here until the restart */
 	if (llc_dsq != ORPHAN_DSQ && READ_ONCE(orphans_queued) && balance_orphans()) {

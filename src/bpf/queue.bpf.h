@@ -307,6 +307,52 @@ found:
 	return true;
 }
 
+/*
+ * sched_balance_newidle()'s levels above the LLC, for a CPU whose walk goes on: the
+ * other LLCs of its NUMA node, then the rest, each as the walk's budget and dice allow
+ * and another node's as its NUMA imbalance does; an LLC's shared DSQ, then its busiest
+ * CPU's queue. True when a task was taken (the walk is then over).
+ */
+static __always_inline bool newidle_other_llcs(s32 cpu, u32 my_llc, u32 my_node)
+{
+	u32 i, pass;
+
+	bpf_for(pass, 0, 2) {
+		u32 lvl = pass ? SD_LVL_SYS : SD_LVL_NODE;
+		bool pulled = false, asked = false;
+
+		if (!ni_level(cpu, lvl))
+			continue;
+		bpf_for(i, 0, nr_llcs) {
+			if (i == my_llc || (llc_node[LLC_IDX(i)] == my_node) != (pass == 0))
+				continue;
+			if (!READ_ONCE(llc_ctxs[LLC_IDX(i)].overloaded))
+				continue;
+			/* a task waits on another node: calculate_imbalance() says if we take it */
+			if (pass && !asked) {
+				if (!llc_waiting(i))
+					continue;
+				asked = true;
+				if (!numa_newidle_allows(cpu))
+					break;
+			}
+			if (balance_llc(i, cpu, lvl)) {
+				pulled = true;
+				break;
+			}
+		}
+		ni_done(cpu, lvl, pulled);
+		if (pulled) {
+			ni_end(cpu);
+			stat_inc(STAT_STEAL);
+			if (pass)
+				stat_inc(STAT_STEAL_REMOTE);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* The orphan DSQ, with its own hint kept as an LLC's. */
 static __always_inline bool balance_orphans(void)
 {
