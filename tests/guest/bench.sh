@@ -158,6 +158,26 @@ bpf_delta() {
 tbench_mb() {
 	tbench -t "$SECS" -c /usr/share/dbench/client.txt "$1" 127.0.0.1 2>&1 | awk '/Throughput/ {print $2}'
 }
+# cpu_snap: /proc/stat's idle jiffies (iowait included), all jiffies (user to steal),
+# context switches
+cpu_snap() {
+	awk '/^cpu / {t = 0; for (i = 2; i <= 9; i++) t += $i; print $5 + $6, t}
+		/^ctxt/ {print $2}' /proc/stat | tr '\n' ' '
+}
+# tbench_run CLIENTS: mb_s, and what the CPUs did meanwhile (/proc/stat over the whole
+# run, warm-up included): the share of their time idle, context switches per MB at the
+# MB/s tbench reports
+tbench_run() {
+	s0=$(cpu_snap) t0=$(uptime_s)
+	v=$(tbench_mb "$1")
+	s1=$(cpu_snap) t1=$(uptime_s)
+	echo "$s0 $t0 $s1 $t1 ${v:-nan}" | awk '{
+		printf "mb_s=%s", $9
+		if ($6 > $2) printf " idle_pct=%.2f", 100 * ($5 - $1) / ($6 - $2)
+		if ($9 != "nan" && $9 * ($8 - $4) > 0) printf " sw_per_mb=%.1f", ($7 - $3) / ($9 * ($8 - $4))
+		print ""
+	}'
+}
 # msg WORKERS: the schbench-like load (2 message threads, 1 below 2 workers); prints
 # its key=values
 msg() {
@@ -179,14 +199,13 @@ measure() { # SUITE CONF RUN LOAD
 		# scx_sis's counters say how far each search went (CPUs scanned, BPF ns)
 		monitor_start
 		bpf_snap
-		v=$(tbench_mb "$4")
+		v=$(tbench_run "$4")
 		b=$(bpf_delta)
 		monitor_stop "$@"
-		emit "$@" mb_s=${v:-nan} $b ;;
+		emit "$@" $v $b ;;
 	tbench-bare)
 		# the same load bare: no BPF statistics, no monitor for any configuration
-		v=$(tbench_mb "$4")
-		emit "$@" mb_s=${v:-nan} ;;
+		emit "$@" $(tbench_run "$4") ;;
 	wakeup)
 		monitor_start
 		bpf_snap

@@ -27,6 +27,12 @@ pub const fn m(key: &'static str, label: &'static str, higher_is_better: bool) -
     }
 }
 
+/// What the CPUs did during a tbench run, from /proc/stat: whether the policy left them
+/// idle, and how often it switched for the work done.
+const IDLE_PCT: &str = "% of the CPUs' time idle during the run (/proc/stat, warm-up included)";
+const SW_PER_MB: &str =
+    "context switches per MB (/proc/stat over the run, warm-up included, at tbench's MB/s)";
+
 pub const SUITES: &[Suite] = &[
     Suite {
         name: "tbench",
@@ -38,12 +44,18 @@ pub const SUITES: &[Suite] = &[
                 "% of the CPUs' time in the scheduler's BPF programs (BPF stats, any sched_ext scheduler)",
                 false,
             ),
+            m("idle_pct", IDLE_PCT, false),
+            m("sw_per_mb", SW_PER_MB, false),
         ],
     },
     Suite {
         name: "tbench-bare",
         load: "clients",
-        metrics: &[m("mb_s", "tbench MB/s (no BPF statistics or monitor)", true)],
+        metrics: &[
+            m("mb_s", "tbench MB/s (no BPF statistics or monitor)", true),
+            m("idle_pct", IDLE_PCT, false),
+            m("sw_per_mb", SW_PER_MB, false),
+        ],
     },
     Suite {
         name: "wakeup",
