@@ -154,29 +154,33 @@ bpf_delta() {
 	pct=$(awk -v ns=$dns -v a="$BT0" -v b="$(uptime_s)" -v n=$N 'BEGIN { if (b > a) printf "%.2f", ns / 1e7 / ((b - a) * n) }')
 	echo "bpf_all_ns_per_select=$((dns / dsel)) bpf_select_ns=$((dsns / dsel)) bpf_select_calls=$dsel bpf_cpu_pct=${pct:-nan}$ops"
 }
-# tbench_mb CLIENTS: tbench against the local tbench_srv; prints its MB/s
-tbench_mb() {
-	tbench -t "$SECS" -c /usr/share/dbench/client.txt "$1" 127.0.0.1 2>&1 | awk '/Throughput/ {print $2}'
-}
 # cpu_snap: /proc/stat's idle jiffies (iowait included), all jiffies (user to steal),
 # context switches
 cpu_snap() {
 	awk '/^cpu / {t = 0; for (i = 2; i <= 9; i++) t += $i; print $5 + $6, t}
 		/^ctxt/ {print $2}' /proc/stat | tr '\n' ' '
 }
-# tbench_run CLIENTS: mb_s, and what the CPUs did meanwhile (/proc/stat over the whole
-# run, warm-up included): the share of their time idle, context switches per MB at the
-# MB/s tbench reports
+# tbench_run CLIENTS: tbench against the local tbench_srv: mb_s, and what the CPUs did
+# in its timed phase (from "releasing clients" to the first "cleanup" line; /proc/stat):
+# the share of their time idle, context switches per MB at the MB/s tbench reports
 tbench_run() {
-	s0=$(cpu_snap) t0=$(uptime_s)
-	v=$(tbench_mb "$1")
-	s1=$(cpu_snap) t1=$(uptime_s)
-	echo "$s0 $t0 $s1 $t1 ${v:-nan}" | awk '{
-		printf "mb_s=%s", $9
-		if ($6 > $2) printf " idle_pct=%.2f", 100 * ($5 - $1) / ($6 - $2)
-		if ($9 != "nan" && $9 * ($8 - $4) > 0) printf " sw_per_mb=%.1f", ($7 - $3) / ($9 * ($8 - $4))
-		print ""
-	}'
+	tbench -t "$SECS" -c /usr/share/dbench/client.txt "$1" 127.0.0.1 2>&1 | {
+		s0= s1= v=nan
+		while read -r l; do
+			case $l in
+			"releasing clients"*) s0=$(cpu_snap) t0=$(uptime_s) ;;
+			*cleanup*) [ -n "$s1" ] || { s1=$(cpu_snap) t1=$(uptime_s); } ;;
+			Throughput*) v=$(echo "$l" | awk '{print $2}') ;;
+			esac
+		done
+		[ -n "$s0" ] && [ -n "$s1" ] || { echo "mb_s=$v"; exit; }
+		echo "$s0 $t0 $s1 $t1 $v" | awk '{
+			printf "mb_s=%s", $9
+			if ($6 > $2) printf " idle_pct=%.2f", 100 * ($5 - $1) / ($6 - $2)
+			if ($9 != "nan" && $9 * ($8 - $4) > 0) printf " sw_per_mb=%.1f", ($7 - $3) / ($9 * ($8 - $4))
+			print ""
+		}'
+	}
 }
 # msg WORKERS: the schbench-like load (2 message threads, 1 below 2 workers); prints
 # its key=values

@@ -27,11 +27,11 @@ pub const fn m(key: &'static str, label: &'static str, higher_is_better: bool) -
     }
 }
 
-/// What the CPUs did during a tbench run, from /proc/stat: whether the policy left them
-/// idle, and how often it switched for the work done.
-const IDLE_PCT: &str = "% of the CPUs' time idle during the run (/proc/stat, warm-up included)";
+/// What the CPUs did in tbench's timed phase, from /proc/stat: whether the policy left
+/// them idle, and how often it switched for the work done.
+const IDLE_PCT: &str = "% of the CPUs' time idle in tbench's timed phase (/proc/stat)";
 const SW_PER_MB: &str =
-    "context switches per MB (/proc/stat over the run, warm-up included, at tbench's MB/s)";
+    "context switches per MB (/proc/stat over tbench's timed phase, at its MB/s)";
 
 pub const SUITES: &[Suite] = &[
     Suite {
