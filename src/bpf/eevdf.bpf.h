@@ -54,7 +54,6 @@ struct sis_cfs_rq cfs_rqs[MAX_CPUS];
 struct hrtick_timer {
 	struct bpf_timer timer;
 	u64 gen;
-	u32 armed;		/* started and not fired or cleared since */
 };
 
 struct {
@@ -397,7 +396,6 @@ static int hrtick(void *map, u32 *key, struct hrtick_timer *t)
 {
 	u32 cpu = *key;
 
-	WRITE_ONCE(t->armed, 0);
 	if (cpu < MAX_CPUS && READ_ONCE(cfs_rqs[cpu].run_gen) == t->gen &&
 	    READ_ONCE(cfs_rqs[cpu].curr_weight)) {
 		stat_inc(STAT_HRTICK);
@@ -424,20 +422,7 @@ static __always_inline void hrtick_start(s32 cpu, u64 delay, struct sis_ctl *fea
 	if (!t)
 		return;
 	t->gen = READ_ONCE(cfs_rqs[key].run_gen);
-	WRITE_ONCE(t->armed, 1);
 	bpf_timer_start(&t->timer, delay ?: 1, 0);
-}
-
-/* hrtick_clear(), as __schedule() calls it: curr's run is over, its timer goes. */
-static __always_inline void hrtick_clear(s32 cpu)
-{
-	u32 key = CPU_IDX(cpu);
-	struct hrtick_timer *t = bpf_map_lookup_elem(&hrtick_timers, &key);
-
-	if (t && READ_ONCE(t->armed)) {
-		WRITE_ONCE(t->armed, 0);
-		bpf_timer_cancel(&t->timer);
-	}
 }
 
 /* init: each CPU's timer, once. */

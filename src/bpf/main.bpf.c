@@ -721,8 +721,6 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 
 	if (requeue_preempted && runnable)
 		preempted_by_higher_class(p, cpu);
-	if (valid_cpu(cpu))
-		hrtick_clear(cpu);
 	tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
 	if (tctx && valid_cpu(cpu)) {
 		put_prev_entity(p, tctx, cpu);
