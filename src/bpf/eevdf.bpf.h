@@ -407,10 +407,11 @@ static int hrtick(void *map, u32 *key, struct hrtick_timer *t)
 /*
  * hrtick_start_fair(): with tasks waiting on @cpu, end curr's run @delay ns from now
  * rather than at the next tick (TICK_NSEC is 4 ms at HZ=250, a request 2.8 ms).
+ * @flags: BPF_F_TIMER_CPU_PIN when @cpu arms its own, pinned there as the kernel's is.
  * differs: the timer ends the run with a preempting kick, in place of the hrtick's
- * resched; it may fire on the CPU that armed it.
+ * resched; one armed at another CPU's enqueue fires on that CPU.
  */
-static __always_inline void hrtick_start(s32 cpu, u64 delay, struct sis_ctl *feats)
+static __always_inline void hrtick_start(s32 cpu, u64 delay, u64 flags, struct sis_ctl *feats)
 {
 	u32 key = CPU_IDX(cpu);
 	struct hrtick_timer *t;
@@ -422,7 +423,7 @@ static __always_inline void hrtick_start(s32 cpu, u64 delay, struct sis_ctl *fea
 	if (!t)
 		return;
 	t->gen = READ_ONCE(cfs_rqs[key].run_gen);
-	bpf_timer_start(&t->timer, delay ?: 1, 0);
+	bpf_timer_start(&t->timer, delay ?: 1, flags);
 }
 
 /* init: each CPU's timer, once. */
@@ -451,7 +452,7 @@ static __always_inline void hrtick_update(s32 cpu, struct sis_ctl *feats)
 		return;
 	v = curr_vruntime(rq, cpu);
 	if (time_before(v, vprot))
-		hrtick_start(cpu, calc_delta_wall(vprot - v, w), feats);
+		hrtick_start(cpu, calc_delta_wall(vprot - v, w), 0, feats);
 }
 
 /*
@@ -479,7 +480,7 @@ static __always_inline void set_next_entity(struct task_struct *p, struct task_c
 	slice = calc_delta_wall(vprot - tctx->vruntime, tctx->weight) ?: 1;
 	if (p->scx.slice != slice)
 		scx_bpf_task_set_slice(p, slice);
-	hrtick_start(cpu, slice, feats);
+	hrtick_start(cpu, slice, BPF_F_TIMER_CPU_PIN, feats);
 }
 
 /*
