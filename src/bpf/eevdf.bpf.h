@@ -46,18 +46,15 @@ struct sis_cfs_rq {
 	 * each of the PICK_SCAN_MAX iterations apart.
 	 */
 	u32 walked;
-	u64 hrtick_at;		/* when curr's request ends (bpf_ktime_get_ns()); 0: untimed */
+	u64 run_gen;		/* bumped at each ops.running: the HRTICK timer's run */
 } __attribute__((aligned(64)));
 struct sis_cfs_rq cfs_rqs[MAX_CPUS];
 
-/* HRTICK: one timer per CPU; @expires: when it is due to fire, 0 while not pending. */
+/* HRTICK: one timer per CPU, for the run it was armed for. */
 struct hrtick_timer {
 	struct bpf_timer timer;
-	u64 expires;
+	u64 gen;
 };
-
-/* hrtick_start()'s floor: no timed end sooner than this (a timer storm otherwise). */
-#define HRTICK_MIN_NS		10000ULL
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -394,73 +391,39 @@ static __always_inline bool update_deadline(struct task_ctx *tctx)
 	return true;
 }
 
-/*
- * Arm @t to fire at @at (@now: bpf_ktime_get_ns()), unless it is already due to fire
- * no later: it then re-arms itself for what is left (hrtick()).
- */
-static __always_inline void hrtick_arm(struct hrtick_timer *t, u32 cpu, u64 at, u64 now)
-{
-	u64 due = READ_ONCE(t->expires);
-
-	if (due && !time_after(due, at))
-		return;
-	WRITE_ONCE(t->expires, at);
-	bpf_timer_start(&t->timer, at - now,
-			cpu == bpf_get_smp_processor_id() ? BPF_F_TIMER_CPU_PIN : 0);
-}
-
-/* The timer fired: end curr's run if its request is up, else wait for what is left. */
+/* The timer fired: the run it was armed for is still on, its request is up. */
 static int hrtick(void *map, u32 *key, struct hrtick_timer *t)
 {
 	u32 cpu = *key;
-	u64 at, now = bpf_ktime_get_ns();
 
-	if (cpu >= MAX_CPUS)
-		return 0;
-	/* not pending, then read the end: a CPU that sets an end later sees 0 and arms */
-	__sync_lock_test_and_set(&t->expires, 0);
-	at = READ_ONCE(cfs_rqs[cpu].hrtick_at);
-	if (!at || !READ_ONCE(cfs_rqs[cpu].curr_weight))
-		return 0;
-	if (time_before(now, at)) {
-		hrtick_arm(t, cpu, at, now);
-		return 0;
+	if (cpu < MAX_CPUS && READ_ONCE(cfs_rqs[cpu].run_gen) == t->gen &&
+	    READ_ONCE(cfs_rqs[cpu].curr_weight)) {
+		stat_inc(STAT_HRTICK);
+		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	}
-	/* once per request: a new run (or a new end) set since then is not ended here */
-	if (__sync_val_compare_and_swap(&cfs_rqs[cpu].hrtick_at, at, 0) != at)
-		return 0;
-	stat_inc(STAT_HRTICK);
-	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	return 0;
 }
 
 /*
  * hrtick_start_fair(): with tasks waiting on @cpu, end curr's run @delay ns from now
- * rather than at the next tick (TICK_NSEC is 4 ms at HZ=250, a request 2.8 ms); with
- * none, the run is untimed.
+ * rather than at the next tick (TICK_NSEC is 4 ms at HZ=250, a request 2.8 ms).
+ * @flags: BPF_F_TIMER_CPU_PIN when @cpu arms its own, pinned there as the kernel's is.
  * differs: the timer ends the run with a preempting kick, in place of the hrtick's
- * resched; a timer due before the new end is left to fire and re-armed then, not
- * cancelled and restarted at every switch as hrtick_clear() and hrtick_start() do.
+ * resched; one armed at another CPU's enqueue fires on that CPU.
  */
-static __always_inline void hrtick_start(s32 cpu, u64 delay, struct sis_ctl *feats)
+static __always_inline void hrtick_start(s32 cpu, u64 delay, u64 flags, struct sis_ctl *feats)
 {
 	u32 key = CPU_IDX(cpu);
 	struct hrtick_timer *t;
-	u64 now, at;
 
 	if (!feat(feats, FEAT_HRTICK) || delay >= tick_ns ||
-	    READ_ONCE(cfs_rqs[key].nr_queued) < 2) {
-		WRITE_ONCE(cfs_rqs[key].hrtick_at, 0);
+	    READ_ONCE(cfs_rqs[key].nr_queued) < 2)
 		return;
-	}
 	t = bpf_map_lookup_elem(&hrtick_timers, &key);
 	if (!t)
 		return;
-	now = bpf_ktime_get_ns();
-	at = now + (delay > HRTICK_MIN_NS ? delay : HRTICK_MIN_NS);
-	/* the end first, then the timer's state: see hrtick() */
-	__sync_lock_test_and_set(&cfs_rqs[key].hrtick_at, at);
-	hrtick_arm(t, key, at, now);
+	t->gen = READ_ONCE(cfs_rqs[key].run_gen);
+	bpf_timer_start(&t->timer, delay ?: 1, flags);
 }
 
 /* init: each CPU's timer, once. */
@@ -489,7 +452,7 @@ static __always_inline void hrtick_update(s32 cpu, struct sis_ctl *feats)
 		return;
 	v = curr_vruntime(rq, cpu);
 	if (time_before(v, vprot))
-		hrtick_start(cpu, calc_delta_wall(vprot - v, w), feats);
+		hrtick_start(cpu, calc_delta_wall(vprot - v, w), 0, feats);
 }
 
 /*
@@ -513,10 +476,11 @@ static __always_inline void set_next_entity(struct task_struct *p, struct task_c
 	rq->curr_slice = tctx->slice;
 	rq->curr_policy = p->policy;
 	WRITE_ONCE(rq->curr_weight, tctx->weight);
+	rq->run_gen++;
 	slice = calc_delta_wall(vprot - tctx->vruntime, tctx->weight) ?: 1;
 	if (p->scx.slice != slice)
 		scx_bpf_task_set_slice(p, slice);
-	hrtick_start(cpu, slice, feats);
+	hrtick_start(cpu, slice, BPF_F_TIMER_CPU_PIN, feats);
 }
 
 /*
