@@ -155,14 +155,20 @@ bpf_delta() {
 	echo "bpf_all_ns_per_select=$((dns / dsel)) bpf_select_ns=$((dsns / dsel)) bpf_select_calls=$dsel bpf_cpu_pct=${pct:-nan}$ops"
 }
 # cpu_snap: /proc/stat's idle jiffies (iowait included), all jiffies (user to steal),
-# context switches
+# context switches; /proc/interrupts' rescheduling and function call IPIs, local timer
+# interrupts, summed over the CPUs
 cpu_snap() {
 	awk '/^cpu / {t = 0; for (i = 2; i <= 9; i++) t += $i; print $5 + $6, t}
 		/^ctxt/ {print $2}' /proc/stat | tr '\n' ' '
+	awk '$1 == "RES:" || $1 == "CAL:" {for (i = 2; $i ~ /^[0-9]+$/; i++) ipi += $i}
+		$1 == "LOC:" {for (i = 2; $i ~ /^[0-9]+$/; i++) loc += $i}
+		END {print ipi + 0, loc + 0}' /proc/interrupts | tr '\n' ' '
 }
 # tbench_run CLIENTS: tbench against the local tbench_srv: mb_s, and what the CPUs did
-# in its timed phase (from "releasing clients" to the first "cleanup" line; /proc/stat):
-# the share of their time idle, context switches per MB at the MB/s tbench reports
+# in its timed phase (from "releasing clients" to the first "cleanup" line; /proc/stat,
+# /proc/interrupts): the share of their time idle, and per MB at the MB/s tbench
+# reports the context switches, the IPIs (rescheduling and function call) and the
+# local timer interrupts
 tbench_run() {
 	tbench -t "$SECS" -c /usr/share/dbench/client.txt "$1" 127.0.0.1 2>&1 | {
 		s0= s1= v=nan
@@ -175,9 +181,12 @@ tbench_run() {
 		done
 		[ -n "$s0" ] && [ -n "$s1" ] || { echo "mb_s=$v"; exit; }
 		echo "$s0 $t0 $s1 $t1 $v" | awk '{
-			printf "mb_s=%s", $9
-			if ($6 > $2) printf " idle_pct=%.2f", 100 * ($5 - $1) / ($6 - $2)
-			if ($9 != "nan" && $9 * ($8 - $4) > 0) printf " sw_per_mb=%.1f", ($7 - $3) / ($9 * ($8 - $4))
+			printf "mb_s=%s", $13
+			if ($7 > $2) printf " idle_pct=%.2f", 100 * ($6 - $1) / ($7 - $2)
+			mb = $13 * ($12 - $6)
+			if ($13 != "nan" && mb > 0)
+				printf " sw_per_mb=%.1f ipi_per_mb=%.2f timer_per_mb=%.2f",
+					($8 - $3) / mb, ($9 - $4) / mb, ($10 - $5) / mb
 			print ""
 		}'
 	}

@@ -32,6 +32,10 @@ pub const fn m(key: &'static str, label: &'static str, higher_is_better: bool) -
 const IDLE_PCT: &str = "% of the CPUs' time idle in tbench's timed phase (/proc/stat)";
 const SW_PER_MB: &str =
     "context switches per MB (/proc/stat over tbench's timed phase, at its MB/s)";
+const IPI_PER_MB: &str =
+    "rescheduling and function call IPIs per MB (/proc/interrupts, tbench's timed phase)";
+const TIMER_PER_MB: &str =
+    "local timer interrupts per MB (/proc/interrupts, tbench's timed phase)";
 
 pub const SUITES: &[Suite] = &[
     Suite {
@@ -46,6 +50,8 @@ pub const SUITES: &[Suite] = &[
             ),
             m("idle_pct", IDLE_PCT, false),
             m("sw_per_mb", SW_PER_MB, false),
+            m("ipi_per_mb", IPI_PER_MB, false),
+            m("timer_per_mb", TIMER_PER_MB, false),
         ],
     },
     Suite {
@@ -55,6 +61,8 @@ pub const SUITES: &[Suite] = &[
             m("mb_s", "tbench MB/s (no BPF statistics or monitor)", true),
             m("idle_pct", IDLE_PCT, false),
             m("sw_per_mb", SW_PER_MB, false),
+            m("ipi_per_mb", IPI_PER_MB, false),
+            m("timer_per_mb", TIMER_PER_MB, false),
         ],
     },
     Suite {
