@@ -182,11 +182,11 @@ tbench_run() {
 		[ -n "$s0" ] && [ -n "$s1" ] || { echo "mb_s=$v"; exit; }
 		echo "$s0 $t0 $s1 $t1 $v" | awk '{
 			printf "mb_s=%s", $13
-			if ($7 > $2) printf " idle_pct=%.2f", 100 * ($6 - $1) / ($7 - $2)
+			if ($8 > $2) printf " idle_pct=%.2f", 100 * ($7 - $1) / ($8 - $2)
 			mb = $13 * ($12 - $6)
 			if ($13 != "nan" && mb > 0)
 				printf " sw_per_mb=%.1f ipi_per_mb=%.2f timer_per_mb=%.2f",
-					($8 - $3) / mb, ($9 - $4) / mb, ($10 - $5) / mb
+					($9 - $3) / mb, ($10 - $4) / mb, ($11 - $5) / mb
 			print ""
 		}'
 	}
