@@ -34,8 +34,7 @@ const SW_PER_MB: &str =
     "context switches per MB (/proc/stat over tbench's timed phase, at its MB/s)";
 const IPI_PER_MB: &str =
     "rescheduling and function call IPIs per MB (/proc/interrupts, tbench's timed phase)";
-const TIMER_PER_MB: &str =
-    "local timer interrupts per MB (/proc/interrupts, tbench's timed phase)";
+const TIMER_PER_MB: &str = "local timer interrupts per MB (/proc/interrupts, tbench's timed phase)";
 
 pub const SUITES: &[Suite] = &[
     Suite {
