@@ -156,7 +156,7 @@ bpf_delta() {
 }
 # cpu_snap: /proc/stat's idle jiffies (iowait included), all jiffies (user to steal),
 # context switches; /proc/interrupts' rescheduling and function call IPIs, local timer
-# interrupts, summed over the CPUs
+# interrupts, summed over the CPUs (x86's RES, CAL and LOC rows: 0 where they are absent)
 cpu_snap() {
 	awk '/^cpu / {t = 0; for (i = 2; i <= 9; i++) t += $i; print $5 + $6, t}
 		/^ctxt/ {print $2}' /proc/stat | tr '\n' ' '
