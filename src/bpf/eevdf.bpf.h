@@ -565,7 +565,7 @@ static __always_inline bool pick_eevdf(s32 cpu, struct task_struct *prev, u64 ll
 		}
 		prev_ok = vruntime_eligible(cpu, prev_v);
 	}
-	shared = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
+	shared = shared_peek(llc_dsq);
 	rq->walked = 0;
 	bpf_for_each(scx_dsq, q, CPU_DSQ_BASE + cpu, 0) {
 		if (++rq->walked > PICK_SCAN_MAX)

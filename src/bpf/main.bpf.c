@@ -80,6 +80,7 @@ struct llc_ctx {
 	u32 nr_idle_scan;	/* sd_llc_shared->nr_idle_scan (SIS_UTIL) */
 	u64 util;		/* sum of CPU utilisation, 0..1024 per CPU */
 	u32 overloaded;		/* rd->overloaded, per LLC: a task may wait in a queue here */
+	u32 nr_shared;		/* tasks put on its shared DSQ, not yet run or dequeued */
 };
 struct llc_ctx llc_ctxs[MAX_LLCS];
 
@@ -145,6 +146,7 @@ struct task_ctx {
 	u64 lru_at;		/* ... or a balance moved it: its place in fair.c's cfs_tasks */
 	s32 sleep_cpu;		/* the rq it slept from (DELAY_DEQUEUE); -1: none */
 	u64 sleep_v;		/* V of that rq when it left */
+	u32 shared_llc;		/* 1 + the LLC whose nr_shared counts it; 0: none */
 };
 
 struct {
@@ -302,6 +304,51 @@ static __always_inline bool llc_overloaded(s32 cpu)
 	return !known_cpu(cpu) || READ_ONCE(llc_ctxs[LLC_IDX(cpu_llc[CPU_IDX(cpu)])].overloaded);
 }
 
+/*
+ * An LLC's shared DSQ (IDLE_KICK's, a re-enqueue's) is read only while its nr_shared
+ * counts a task: ops.enqueue counts one before its insert, and the count falls when
+ * that task runs, is dequeued or is enqueued again, never before it has left the DSQ.
+ * So a count of 0 means an empty DSQ and spares the kfunc (a hash lookup) that every
+ * idle dispatch would make; the orphan DSQ is always read.
+ */
+static __always_inline bool shared_queued(u64 dsq)
+{
+	return dsq == ORPHAN_DSQ || READ_ONCE(llc_ctxs[LLC_IDX(dsq - LLC_DSQ_BASE)].nr_shared);
+}
+
+static __always_inline void shared_enter(struct task_ctx *tctx, u64 dsq)
+{
+	if (dsq == ORPHAN_DSQ)
+		return;
+	tctx->shared_llc = dsq - LLC_DSQ_BASE + 1;
+	__sync_fetch_and_add(&llc_ctxs[LLC_IDX(dsq - LLC_DSQ_BASE)].nr_shared, 1);
+}
+
+static __always_inline void shared_leave(struct task_ctx *tctx)
+{
+	u32 llc = tctx->shared_llc;
+
+	if (!llc)
+		return;
+	tctx->shared_llc = 0;
+	__sync_fetch_and_sub(&llc_ctxs[LLC_IDX(llc - 1)].nr_shared, 1);
+}
+
+static __always_inline bool shared_move_to_local(u64 dsq)
+{
+	return shared_queued(dsq) && scx_bpf_dsq_move_to_local(dsq, 0);
+}
+
+static __always_inline struct task_struct *shared_peek(u64 dsq)
+{
+	return shared_queued(dsq) ? __COMPAT_scx_bpf_dsq_peek(dsq) : NULL;
+}
+
+static __always_inline bool shared_waiting(u64 dsq)
+{
+	return shared_queued(dsq) && scx_bpf_dsq_nr_queued(dsq) > 0;
+}
+
 #include "eevdf.bpf.h"
 #include "pelt.bpf.h"
 #include "sis.bpf.h"
@@ -454,6 +501,8 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, slice_ns, enq_flags);
 		return;
 	}
+	/* out of a shared DSQ, as it is out of every DSQ when ops.enqueue runs */
+	shared_leave(tctx);
 	/* moved while runnable without ops.runnable (or never placed): follow it here */
 	follow_migration(p, tctx, cpu, feats);
 	pelt_follow(tctx, cpu);
@@ -487,10 +536,11 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	if (feat(feats, FEAT_IDLE_KICK) || (enq_flags & SCX_ENQ_REENQ)) {
 		bool reenq = enq_flags & SCX_ENQ_REENQ;
+		u64 dsq = llc_dsq_of(cpu);
 
 		stat_inc(reenq ? STAT_REENQ : STAT_SHARED);
-		scx_bpf_dsq_insert_vtime(p, llc_dsq_of(cpu), slice_ns, relative_deadline(tctx),
-					 enq_flags);
+		shared_enter(tctx, dsq);
+		scx_bpf_dsq_insert_vtime(p, dsq, slice_ns, relative_deadline(tctx), enq_flags);
 		set_overloaded(cpu);
 		kick_idle_in_llc(p, cpu, !reenq);
 		return;
@@ -684,8 +734,10 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 		set_next_entity(p, tctx, cpu, feats);
 		pelt_set_curr(tctx, cpu, true);
 	}
-	if (tctx)
+	if (tctx) {
 		tctx->forked = false;
+		shared_leave(tctx);
+	}
 	if (c->idle_stamp)
 		end_idle(c, now);
 	if (!tctx || !tctx->wake_ts)
@@ -736,6 +788,8 @@ void BPF_STRUCT_OPS(sis_quiescent, struct task_struct *p, u64 deq_flags)
 
 	s32 cpu = scx_bpf_task_cpu(p);
 
+	if (tctx)
+		shared_leave(tctx);
 	if (tctx && feats)
 		dequeue_entity(tctx, deq_flags & SCX_DEQ_SLEEP, feats);
 	if (tctx && valid_cpu(cpu))
@@ -818,8 +872,10 @@ void BPF_STRUCT_OPS(sis_disable, struct task_struct *p)
 
 	if (tctx && valid_cpu(tctx->rq_cpu))
 		account_entity(tctx->rq_cpu, tctx, false);
-	if (tctx)
+	if (tctx) {
+		shared_leave(tctx);
 		pelt_detach(tctx);
+	}
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)

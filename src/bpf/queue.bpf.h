@@ -39,7 +39,7 @@ static __always_inline void wake_puller(struct task_struct *p, s32 cpu)
 static __always_inline bool cpu_dsq_first(s32 cpu, u64 cpu_dsq, u64 llc_dsq)
 {
 	struct task_struct *a = __COMPAT_scx_bpf_dsq_peek(cpu_dsq);
-	struct task_struct *b = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
+	struct task_struct *b = shared_peek(llc_dsq);
 
 	if (!a)
 		return false;
@@ -209,7 +209,7 @@ static __always_inline bool balance_own_llc(s32 cpu, u32 llc, u64 cpu_dsq, u64 l
 	if (known)
 		clear_overloaded(hint);
 	if ((cpu_dsq_first(cpu, cpu_dsq, llc_dsq) && scx_bpf_dsq_move_to_local(cpu_dsq, 0)) ||
-	    scx_bpf_dsq_move_to_local(llc_dsq, 0) || scx_bpf_dsq_move_to_local(cpu_dsq, 0))
+	    shared_move_to_local(llc_dsq) || scx_bpf_dsq_move_to_local(cpu_dsq, 0))
 		goto found;
 	ni_begin(cpu);
 	if (!known)
@@ -230,7 +230,7 @@ static __always_inline bool balance_own_llc(s32 cpu, u32 llc, u64 cpu_dsq, u64 l
 		goto found;
 	}
 	/* our own queue is empty (we would have taken its head); the shared one may not be */
-	if (waiting || unseen || scx_bpf_dsq_nr_queued(llc_dsq) > 0)
+	if (waiting || unseen || shared_waiting(llc_dsq))
 		WRITE_ONCE(*hint, 1);
 	return false;
 found:
@@ -241,14 +241,14 @@ found:
 
 /*
  * The LLC's hint clear: its queues should be empty, but the CPU's own queue and the
- * LLC's shared one are looked at anyway (two calls, against a scan of every CPU's), so
- * that no task waits on its own CPU for a hint; one found there sets the hint again.
+ * LLC's shared one (while its nr_shared counts a task) are looked at anyway, so that no
+ * task waits on its own CPU for a hint; one found there sets the hint again.
  * A @cpu_dsq of 0: the caller found the CPU's queue empty.
  */
 static __always_inline bool own_queues(s32 cpu, u64 cpu_dsq, u64 llc_dsq)
 {
 	if ((cpu_dsq && scx_bpf_dsq_move_to_local(cpu_dsq, 0)) ||
-	    scx_bpf_dsq_move_to_local(llc_dsq, 0)) {
+	    shared_move_to_local(llc_dsq)) {
 		set_overloaded(cpu);
 		return true;
 	}
@@ -262,11 +262,11 @@ static __always_inline bool balance_llc(u32 llc, s32 self, u32 lvl)
 	bool waiting = false;
 
 	clear_overloaded(hint);
-	if (scx_bpf_dsq_move_to_local(LLC_DSQ_BASE + llc, 0) || pull_from_llc(llc, self, lvl, &waiting)) {
+	if (shared_move_to_local(LLC_DSQ_BASE + llc) || pull_from_llc(llc, self, lvl, &waiting)) {
 		WRITE_ONCE(*hint, 1);
 		return true;
 	}
-	if (waiting || scx_bpf_dsq_nr_queued(LLC_DSQ_BASE + llc) > 0)
+	if (waiting || shared_waiting(LLC_DSQ_BASE + llc))
 		WRITE_ONCE(*hint, 1);
 	return false;
 }
@@ -295,7 +295,7 @@ static __always_inline bool llc_waiting(u32 llc)
 	u32 *hint = &llc_ctxs[LLC_IDX(llc)].overloaded, off = llc_off[LLC_IDX(llc)], i;
 
 	clear_overloaded(hint);
-	if (scx_bpf_dsq_nr_queued(LLC_DSQ_BASE + llc) > 0)
+	if (shared_waiting(LLC_DSQ_BASE + llc))
 		goto found;
 	bpf_for(i, 0, llc_nr[LLC_IDX(llc)]) {
 		if (scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + llc_cpus[CPU_IDX(off + i)]) > 0)
