@@ -80,7 +80,7 @@ struct llc_ctx {
 	u32 nr_idle_scan;	/* sd_llc_shared->nr_idle_scan (SIS_UTIL) */
 	u64 util;		/* sum of CPU utilisation, 0..1024 per CPU */
 	u32 overloaded;		/* rd->overloaded, per LLC: a task may wait in a queue here */
-	u32 nr_shared;		/* tasks put on its shared DSQ, not yet run or dequeued */
+	u32 nr_queued;		/* tasks counted on its shared DSQ (dsq_count_enter()) */
 };
 struct llc_ctx llc_ctxs[MAX_LLCS];
 
@@ -146,7 +146,7 @@ struct task_ctx {
 	u64 lru_at;		/* ... or a balance moved it: its place in fair.c's cfs_tasks */
 	s32 sleep_cpu;		/* the rq it slept from (DELAY_DEQUEUE); -1: none */
 	u64 sleep_v;		/* V of that rq when it left */
-	u32 shared_llc;		/* 1 + the LLC whose nr_shared counts it; 0: none */
+	u64 counted_dsq;	/* the DSQ whose count holds it (dsq_count_enter()); 0: none */
 };
 
 struct {
@@ -304,49 +304,69 @@ static __always_inline bool llc_overloaded(s32 cpu)
 	return !known_cpu(cpu) || READ_ONCE(llc_ctxs[LLC_IDX(cpu_llc[CPU_IDX(cpu)])].overloaded);
 }
 
+/* Tasks counted on each CPU's queue (dsq_count_enter()): one cache line per CPU. */
+struct cpu_queued {
+	u32 nr;
+} __attribute__((aligned(64)));
+struct cpu_queued cpu_queued[MAX_CPUS];
+
 /*
- * An LLC's shared DSQ (IDLE_KICK's, a re-enqueue's) is read only while its nr_shared
- * counts a task: ops.enqueue counts one before its insert, and the count falls when
- * that task runs, is dequeued or is enqueued again, never before it has left the DSQ.
- * So a count of 0 means an empty DSQ and spares the kfunc (a hash lookup) that every
- * idle dispatch would make; the orphan DSQ is always read.
+ * What each DSQ of ours may hold, so that a reader skips the kfunc (a hash lookup) on
+ * an empty one: a task is counted on a DSQ before ops.enqueue's insert (or a balance's
+ * move) and uncounted when it runs, is dequeued, is enqueued again or has moved on,
+ * never before it has left. So a count of 0 is an empty DSQ; unlike the overloaded
+ * hint, no reader clears it. The orphan DSQ is not counted: it is always read.
  */
-static __always_inline bool shared_queued(u64 dsq)
+static __always_inline u32 *dsq_count(u64 dsq)
 {
-	return dsq == ORPHAN_DSQ || READ_ONCE(llc_ctxs[LLC_IDX(dsq - LLC_DSQ_BASE)].nr_shared);
+	if (dsq >= CPU_DSQ_BASE)
+		return &cpu_queued[CPU_IDX(dsq - CPU_DSQ_BASE)].nr;
+	return &llc_ctxs[LLC_IDX(dsq - LLC_DSQ_BASE)].nr_queued;
 }
 
-static __always_inline void shared_enter(struct task_ctx *tctx, u64 dsq)
+static __always_inline bool dsq_may_hold(u64 dsq)
+{
+	return dsq == ORPHAN_DSQ || READ_ONCE(*dsq_count(dsq));
+}
+
+/* @tctx is now counted on @dsq alone (already added there), uncounted where it was. */
+static __always_inline void dsq_count_move(struct task_ctx *tctx, u64 dsq)
+{
+	u64 old = __sync_lock_test_and_set(&tctx->counted_dsq, dsq);
+
+	if (old)
+		__sync_fetch_and_sub(dsq_count(old), 1);
+}
+
+/* Before an insert into @dsq: @tctx counted there. */
+static __always_inline void dsq_count_enter(struct task_ctx *tctx, u64 dsq)
 {
 	if (dsq == ORPHAN_DSQ)
 		return;
-	tctx->shared_llc = dsq - LLC_DSQ_BASE + 1;
-	__sync_fetch_and_add(&llc_ctxs[LLC_IDX(dsq - LLC_DSQ_BASE)].nr_shared, 1);
+	__sync_fetch_and_add(dsq_count(dsq), 1);
+	dsq_count_move(tctx, dsq);
 }
 
-static __always_inline void shared_leave(struct task_ctx *tctx)
+/* @tctx has left (or is leaving) every DSQ of ours. */
+static __always_inline void dsq_count_leave(struct task_ctx *tctx)
 {
-	u32 llc = tctx->shared_llc;
-
-	if (!llc)
-		return;
-	tctx->shared_llc = 0;
-	__sync_fetch_and_sub(&llc_ctxs[LLC_IDX(llc - 1)].nr_shared, 1);
+	if (READ_ONCE(tctx->counted_dsq))
+		dsq_count_move(tctx, 0);
 }
 
-static __always_inline bool shared_move_to_local(u64 dsq)
+static __always_inline bool dsq_move_to_local(u64 dsq)
 {
-	return shared_queued(dsq) && scx_bpf_dsq_move_to_local(dsq, 0);
+	return dsq_may_hold(dsq) && scx_bpf_dsq_move_to_local(dsq, 0);
 }
 
-static __always_inline struct task_struct *shared_peek(u64 dsq)
+static __always_inline struct task_struct *dsq_peek(u64 dsq)
 {
-	return shared_queued(dsq) ? __COMPAT_scx_bpf_dsq_peek(dsq) : NULL;
+	return dsq_may_hold(dsq) ? __COMPAT_scx_bpf_dsq_peek(dsq) : NULL;
 }
 
-static __always_inline bool shared_waiting(u64 dsq)
+static __always_inline s32 dsq_nr_queued(u64 dsq)
 {
-	return shared_queued(dsq) && scx_bpf_dsq_nr_queued(dsq) > 0;
+	return dsq_may_hold(dsq) ? scx_bpf_dsq_nr_queued(dsq) : 0;
 }
 
 #include "eevdf.bpf.h"
@@ -481,6 +501,7 @@ static __always_inline void queue_on_cpu(struct task_struct *p, struct task_ctx 
 		return;
 	}
 	tctx->queued_at = tctx->lru_at = scx_bpf_now();
+	dsq_count_enter(tctx, CPU_DSQ_BASE + cpu);
 	scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, tctx->deadline, enq_flags);
 	set_overloaded(cpu);
 	hrtick_update(cpu, feats);
@@ -501,8 +522,8 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, slice_ns, enq_flags);
 		return;
 	}
-	/* out of a shared DSQ, as it is out of every DSQ when ops.enqueue runs */
-	shared_leave(tctx);
+	/* out of every DSQ when ops.enqueue runs */
+	dsq_count_leave(tctx);
 	/* moved while runnable without ops.runnable (or never placed): follow it here */
 	follow_migration(p, tctx, cpu, feats);
 	pelt_follow(tctx, cpu);
@@ -518,6 +539,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	if (enq_flags & SCX_ENQ_LAST) {
 		stat_inc(STAT_CPU_QUEUED);
 		tctx->queued_at = tctx->lru_at = scx_bpf_now();
+		dsq_count_enter(tctx, CPU_DSQ_BASE + cpu);
 		scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, tctx->deadline, enq_flags);
 		set_overloaded(cpu);
 		scx_bpf_kick_cpu(cpu, 0);
@@ -539,7 +561,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		u64 dsq = llc_dsq_of(cpu);
 
 		stat_inc(reenq ? STAT_REENQ : STAT_SHARED);
-		shared_enter(tctx, dsq);
+		dsq_count_enter(tctx, dsq);
 		scx_bpf_dsq_insert_vtime(p, dsq, slice_ns, relative_deadline(tctx), enq_flags);
 		set_overloaded(cpu);
 		kick_idle_in_llc(p, cpu, !reenq);
@@ -571,7 +593,7 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	u64 cpu_dsq = CPU_DSQ_BASE + cpu, llc_dsq = llc_dsq_of(cpu);
 	bool running = prev && (prev->scx.flags & SCX_TASK_QUEUED);
 	/* pick_eevdf()'s first test, made here: the queue's count is read once */
-	bool empty = !running && scx_bpf_dsq_nr_queued(cpu_dsq) <= 0;
+	bool empty = !running && dsq_nr_queued(cpu_dsq) <= 0;
 	bool known = known_cpu(cpu), waiting;
 	struct sis_ctl *feats = lookup_ctl();
 
@@ -636,7 +658,7 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 	/* entity_tick(): curr's signals and its CPU's, to now */
 	if (tctx && tctx->pelt_running)
 		pelt_set_curr(tctx, cpu, true);
-	if (scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + cpu) <= 0) {
+	if (dsq_nr_queued(CPU_DSQ_BASE + cpu) <= 0) {
 		nohz_balancer_kick(cpu);
 		return;
 	}
@@ -736,7 +758,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	}
 	if (tctx) {
 		tctx->forked = false;
-		shared_leave(tctx);
+		dsq_count_leave(tctx);
 	}
 	if (c->idle_stamp)
 		end_idle(c, now);
@@ -789,7 +811,7 @@ void BPF_STRUCT_OPS(sis_quiescent, struct task_struct *p, u64 deq_flags)
 	s32 cpu = scx_bpf_task_cpu(p);
 
 	if (tctx)
-		shared_leave(tctx);
+		dsq_count_leave(tctx);
 	if (tctx && feats)
 		dequeue_entity(tctx, deq_flags & SCX_DEQ_SLEEP, feats);
 	if (tctx && valid_cpu(cpu))
@@ -873,7 +895,7 @@ void BPF_STRUCT_OPS(sis_disable, struct task_struct *p)
 	if (tctx && valid_cpu(tctx->rq_cpu))
 		account_entity(tctx->rq_cpu, tctx, false);
 	if (tctx) {
-		shared_leave(tctx);
+		dsq_count_leave(tctx);
 		pelt_detach(tctx);
 	}
 }
