@@ -221,7 +221,7 @@ static __always_inline u64 attach_task(s32 src, s32 dst, u32 pid, u64 lru, u32 t
 		dsq_count_move(qctx, CPU_DSQ_BASE + dst);
 		/* moved: its sums follow (a move that failed changed nothing) */
 		follow_migration(q, qctx, dst, feats);
-		pelt_follow(qctx, dst);
+		pelt_follow(qctx, dst, rq_clock_task(dst));
 		qctx->lru_at = scx_bpf_now();
 		return w;
 	}

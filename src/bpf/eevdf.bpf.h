@@ -655,10 +655,10 @@ static __always_inline bool wakeup_preempt_fair(struct task_struct *p, struct ta
 }
 
 /*
- * sched_idle_cpu(): every task on @cpu's rq is a SCHED_IDLE one of ours (and there is
+ * sched_idle_rq(): every task on @cpu's rq is a SCHED_IDLE one of ours (and there is
  * one). differs: rq->nr_running and our count are read without @cpu's lock.
  */
-__noinline bool sched_idle_cpu(s32 cpu)
+__noinline bool sched_idle_rq(s32 cpu)
 {
 	struct rq *rq = bpf_per_cpu_ptr(&runqueues, cpu);
 	u32 n;
@@ -667,4 +667,10 @@ __noinline bool sched_idle_cpu(s32 cpu)
 		return false;
 	n = rq->nr_running;
 	return n && n == READ_ONCE(cfs_rqs[CPU_IDX(cpu)].h_nr_idle);
+}
+
+/* sched_idle_cpu(): our count first, so that a CPU without SCHED_IDLE work costs no rq read. */
+static __always_inline bool sched_idle_cpu(s32 cpu)
+{
+	return valid_cpu(cpu) && READ_ONCE(cfs_rqs[CPU_IDX(cpu)].h_nr_idle) && sched_idle_rq(cpu);
 }

@@ -526,7 +526,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	dsq_count_leave(tctx);
 	/* moved while runnable without ops.runnable (or never placed): follow it here */
 	follow_migration(p, tctx, cpu, feats);
-	pelt_follow(tctx, cpu);
+	pelt_follow(tctx, cpu, rq_clock_task(cpu));
 	/* an active balance's task, let go by sis_dispatch: to the CPU that asked */
 	if (!(enq_flags & SCX_ENQ_WAKEUP) && active_push(p, cpu))
 		return;
@@ -657,7 +657,7 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 		return;
 	/* entity_tick(): curr's signals and its CPU's, to now */
 	if (tctx && tctx->pelt_running)
-		pelt_set_curr(tctx, cpu, true);
+		pelt_set_curr(tctx, cpu, true, rq_clock_task(cpu));
 	if (dsq_nr_queued(CPU_DSQ_BASE + cpu) <= 0) {
 		nohz_balancer_kick(cpu);
 		return;
@@ -754,7 +754,8 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 
 	if (tctx && feats && valid_cpu(cpu)) {
 		set_next_entity(p, tctx, cpu, feats);
-		pelt_set_curr(tctx, cpu, true);
+		/* the clock set_next_entity() read: the rq is locked, it has not moved */
+		pelt_set_curr(tctx, cpu, true, cfs_rqs[CPU_IDX(cpu)].curr_clock);
 	}
 	if (tctx) {
 		tctx->forked = false;
@@ -798,7 +799,7 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
 	if (tctx && valid_cpu(cpu)) {
 		put_prev_entity(p, tctx, cpu);
-		pelt_set_curr(tctx, cpu, false);
+		pelt_set_curr(tctx, cpu, false, rq_clock_task(cpu));
 	}
 }
 

@@ -91,11 +91,9 @@ static __always_inline void update_se_load_avg(struct task_ctx *tctx, u64 now)
 			tctx->pelt_running, tctx->pelt_weight);
 }
 
-/* update_load_avg(): the task and its CPU, to the CPU's task clock. */
-static __always_inline void update_load_avg(struct task_ctx *tctx, s32 cpu)
+/* update_load_avg(): the task and its CPU, to the CPU's task clock @now. */
+static __always_inline void update_load_avg(struct task_ctx *tctx, s32 cpu, u64 now)
 {
-	u64 now = rq_clock_task(cpu);
-
 	update_se_load_avg(tctx, now);
 	update_cfs_rq_load_avg(&cpu_pelts[CPU_IDX(cpu)], now);
 }
@@ -188,12 +186,12 @@ static __always_inline void attach_entity_load_avg(struct task_ctx *tctx, s32 cp
  * whose sums are another CPU's moved (a wakeup elsewhere, a pull, the kernel's own
  * move) and is attached here, or is new to us.
  */
-static __always_inline void pelt_follow(struct task_ctx *tctx, s32 cpu)
+static __always_inline void pelt_follow(struct task_ctx *tctx, s32 cpu, u64 now)
 {
 	if (tctx->avg.cpu == (u32)cpu)
 		return;
 	remove_entity_load_avg(tctx);
-	update_cfs_rq_load_avg(&cpu_pelts[CPU_IDX(cpu)], rq_clock_task(cpu));
+	update_cfs_rq_load_avg(&cpu_pelts[CPU_IDX(cpu)], now);
 	attach_entity_load_avg(tctx, cpu);
 }
 
@@ -220,9 +218,10 @@ static __always_inline void pelt_reweight(struct task_ctx *tctx, s32 cpu, u32 we
 static __always_inline void pelt_enqueue(struct task_struct *p, struct task_ctx *tctx, s32 cpu)
 {
 	u32 w = se_weight(p);
+	u64 now = rq_clock_task(cpu);
 
-	pelt_follow(tctx, cpu);
-	update_load_avg(tctx, cpu);
+	pelt_follow(tctx, cpu, now);
+	update_load_avg(tctx, cpu, now);
 	if (w != tctx->pelt_weight)
 		pelt_reweight(tctx, cpu, w);
 	if (!tctx->pelt_runnable) {
@@ -238,9 +237,10 @@ static __always_inline void pelt_enqueue(struct task_struct *p, struct task_ctx 
 static __always_inline void pelt_dequeue(struct task_ctx *tctx, s32 cpu)
 {
 	struct cpu_pelt *c = &cpu_pelts[CPU_IDX(cpu)];
+	u64 now = rq_clock_task(cpu);
 
-	pelt_follow(tctx, cpu);
-	update_load_avg(tctx, cpu);
+	pelt_follow(tctx, cpu, now);
+	update_load_avg(tctx, cpu, now);
 	if (!tctx->pelt_runnable)
 		return;
 	tctx->pelt_runnable = false;
@@ -249,11 +249,14 @@ static __always_inline void pelt_dequeue(struct task_ctx *tctx, s32 cpu)
 		c->nr_runnable--;
 }
 
-/* set_next_entity() (@running) and put_prev_entity() (!@running); entity_tick() (same state). */
-static __always_inline void pelt_set_curr(struct task_ctx *tctx, s32 cpu, bool running)
+/*
+ * set_next_entity() (@running) and put_prev_entity() (!@running); entity_tick() (same
+ * state). @now: @cpu's rq_clock_task().
+ */
+static __always_inline void pelt_set_curr(struct task_ctx *tctx, s32 cpu, bool running, u64 now)
 {
-	pelt_follow(tctx, cpu);
-	update_load_avg(tctx, cpu);
+	pelt_follow(tctx, cpu, now);
+	update_load_avg(tctx, cpu, now);
 	tctx->pelt_running = running;
 	cpu_pelts[CPU_IDX(cpu)].curr = running;
 }
