@@ -996,9 +996,10 @@ void BPF_STRUCT_OPS(sis_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool idle)
 	waiting = scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + cpu);
 	if (idle && !READ_ONCE(rq->nr_queued) && waiting <= 0)
 		return;
-	scx_bpf_dump("sis: nr_queued=%u load=%llu avg_vruntime=%llu zero_vruntime=%llu dsq=%d\n",
+	scx_bpf_dump("sis: nr_queued=%u load=%llu avg_vruntime=%llu zero_vruntime=%llu dsq=%d counted=%u\n",
 		     READ_ONCE(rq->nr_queued), READ_ONCE(rq->sum_weight), avg_vruntime(cpu),
-		     READ_ONCE(rq->zero_vruntime), waiting);
+		     READ_ONCE(rq->zero_vruntime), waiting,
+		     READ_ONCE(*dsq_count(CPU_DSQ_BASE + cpu)));
 	scx_bpf_dump("sis: curr weight=%u vruntime=%llu deadline=%llu vprot=%llu llc=%u offline=%llu\n",
 		     rq->curr_weight, curr_vruntime(rq, cpu), rq->curr_deadline, rq->curr_vprot,
 		     READ_ONCE(cpu_llc[CPU_IDX(cpu)]), READ_ONCE(cpu_ctxs[CPU_IDX(cpu)].offline));

@@ -3,9 +3,10 @@
 # suite: counters-2:2:2-numa 2:2:2 newest 400 numa
 # suite: counters-1:4:1 1:4:1 newest 400
 # counters.sh: load, run hackbench and tbench, unload; the placement steps sum to the
-# select_cpu count exactly; clean exit.
+# select_cpu count exactly; a CPU queue's count never holds fewer tasks than the queue
+# (dump_cpu's counted and dsq, under churn); clean exit.
 . /tests/lib.sh
-plan 9 json
+plan 10 json
 echo "# kernel $(uname -r), $(nproc) CPUs"
 check disabled-before "state=$(state)" [ "$(state)" = disabled ]
 start_sis /tmp/c.log || fail start "$(tail -5 /tmp/c.log)"
@@ -29,6 +30,23 @@ sed 's/^/| /' /tmp/mon.txt | tail -2
 timeout 8 scx_sis --monitor 1 --json >/tmp/json.txt 2>/dev/null
 killall sis-probe hackbench 2>/dev/null
 sed 's/^/json /' /tmp/json.txt
+# queues that hold tasks, under churn: 3 spinners on CPU 1, 2 on CPU 2, hackbench beside
+# them; each of 4 dumps must show counted >= dsq on every CPU and, in all, a queue
+# with tasks waiting
+sis-probe spin 1 & Q1=$!; sis-probe spin 1 & Q2=$!; sis-probe spin 1 & Q3=$!
+sis-probe spin 2 & Q4=$!; sis-probe spin 2 & Q5=$!
+(hackbench -g 2 -l 2000 >/dev/null 2>&1 &)
+sleep 1
+: >/tmp/dsq.txt
+for i in 1 2 3 4; do scx_dump | grep -o 'sis: nr_queued=.*' >>/tmp/dsq.txt; sleep 0.5; done
+kill $Q1 $Q2 $Q3 $Q4 $Q5; killall hackbench 2>/dev/null; wait $Q1 $Q2 $Q3 $Q4 $Q5 2>/dev/null
+dq=$(awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+	n++; if (v["dsq"] > 0) w++; if (v["counted"] + 0 < v["dsq"] + 0) bad++ }
+	END { printf "%d %d %d", n, w, bad }' /tmp/dsq.txt)
+set -- $dq
+echo "# dsq-counts: $1 CPU lines, $2 with tasks waiting; dsq and counted: $(awk '{print $6, $7}' /tmp/dsq.txt | sort | uniq -c | sort -rn | head -5 | tr '\n' ';')"
+check dsq-counts "$1 CPU lines, $2 with tasks waiting, $3 counted below dsq: $(awk '{print $6, $7}' /tmp/dsq.txt | sort | uniq -c | sort -rn | head -4 | tr '\n' ';')" \
+	[ "$1" -gt 0 -a "$2" -gt 0 -a "$3" = 0 ]
 # SIGTERM, like SIGINT: exit 0, kernel back on its default scheduler
 kill -TERM "$SIS_PID"; wait "$SIS_PID"; SIS_RC=$?
 check exit-0-on-sigterm "exit $SIS_RC: $(tail -3 /tmp/c.log)" [ "$SIS_RC" = 0 ]
