@@ -213,12 +213,12 @@ static __always_inline u64 attach_task(s32 src, s32 dst, u32 pid, u64 lru, u32 t
 		key = qctx->deadline - avg_vruntime(src) + avg_vruntime(dst);
 		scx_bpf_dsq_move_set_vtime(BPF_FOR_EACH_ITER, key);
 		/* counted on @dst before it can be seen there; on @src until it has left */
-		__sync_fetch_and_add(dsq_count(CPU_DSQ_BASE + dst), 1);
+		__sync_fetch_and_add(dsq_count(CPU_COUNT(dst)), 1);
 		if (!scx_bpf_dsq_move_vtime(BPF_FOR_EACH_ITER, q, CPU_DSQ_BASE + dst, 0)) {
-			__sync_fetch_and_sub(dsq_count(CPU_DSQ_BASE + dst), 1);
+			__sync_fetch_and_sub(dsq_count(CPU_COUNT(dst)), 1);
 			return 0;
 		}
-		dsq_count_move(qctx, CPU_DSQ_BASE + dst);
+		dsq_count_move(qctx, CPU_COUNT(dst) + 1);
 		/* moved: its sums follow (a move that failed changed nothing) */
 		follow_migration(q, qctx, dst, feats);
 		pelt_follow(qctx, dst, rq_clock_task(dst));
@@ -240,7 +240,7 @@ __noinline u64 detach_task(s32 src, s32 dst, u32 lvl, u32 flags, s64 budget)
 {
 	u32 type = flags & DETACH_UTIL ? MIGRATE_UTIL : MIGRATE_LOAD, failed, pid;
 
-	if (!valid_cpu(src) || !valid_cpu(dst) || dsq_nr_queued(CPU_DSQ_BASE + src) <= 0)
+	if (!valid_cpu(src) || !valid_cpu(dst) || cpu_dsq_nr_queued(src) <= 0)
 		return 0;
 	failed = sd_ctxs[CPU_IDX(dst)][lvl & (NR_SD_LEVELS - 1)].nr_balance_failed;
 	pid = pick_detach(src, dst, lvl, type, budget, failed, flags & DETACH_TO_LOCAL);
@@ -301,7 +301,7 @@ __noinline int sg_add_cpu(u32 slot, s32 c, u64 now)
 		s->min_cpu = c;
 		s->min_load = load;
 	}
-	if (dsq_nr_queued(CPU_DSQ_BASE + c) <= 0)
+	if (cpu_dsq_nr_queued(c) <= 0)
 		return 0;
 	if (s->load_cpu < 0 || load * s->cap_best > s->load_best * cap) {
 		s->load_cpu = c;

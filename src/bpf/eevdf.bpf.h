@@ -552,7 +552,7 @@ static __always_inline bool pick_eevdf(s32 cpu, struct task_struct *prev, u64 ll
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && READ_ONCE(rq->curr_weight))
 		ptctx = bpf_task_storage_get(&task_ctxs, prev, 0, 0);
 	/* a CPU about to idle with an empty queue: nothing to order */
-	if (!ptctx && dsq_nr_queued(CPU_DSQ_BASE + cpu) <= 0)
+	if (!ptctx && cpu_dsq_nr_queued(cpu) <= 0)
 		return false;
 	/* keep the origin near the tasks: keys stay small however long a CPU runs alone */
 	WRITE_ONCE(rq->zero_vruntime, avg_vruntime(cpu));
@@ -565,7 +565,7 @@ static __always_inline bool pick_eevdf(s32 cpu, struct task_struct *prev, u64 ll
 		}
 		prev_ok = vruntime_eligible(cpu, prev_v);
 	}
-	shared = dsq_peek(llc_dsq);
+	shared = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
 	rq->walked = 0;
 	bpf_for_each(scx_dsq, q, CPU_DSQ_BASE + cpu, 0) {
 		if (++rq->walked > PICK_SCAN_MAX)

@@ -80,7 +80,6 @@ struct llc_ctx {
 	u32 nr_idle_scan;	/* sd_llc_shared->nr_idle_scan (SIS_UTIL) */
 	u64 util;		/* sum of CPU utilisation, 0..1024 per CPU */
 	u32 overloaded;		/* rd->overloaded, per LLC: a task may wait in a queue here */
-	u32 nr_queued;		/* tasks counted on its shared DSQ (dsq_count_enter()) */
 };
 struct llc_ctx llc_ctxs[MAX_LLCS];
 
@@ -146,7 +145,7 @@ struct task_ctx {
 	u64 lru_at;		/* ... or a balance moved it: its place in fair.c's cfs_tasks */
 	s32 sleep_cpu;		/* the rq it slept from (DELAY_DEQUEUE); -1: none */
 	u64 sleep_v;		/* V of that rq when it left */
-	u64 counted_dsq;	/* the DSQ whose count holds it (dsq_count_enter()); 0: none */
+	u32 counted;		/* 1 + the index of the DSQ count that holds it; 0: none */
 };
 
 struct {
@@ -304,11 +303,18 @@ static __always_inline bool llc_overloaded(s32 cpu)
 	return !known_cpu(cpu) || READ_ONCE(llc_ctxs[LLC_IDX(cpu_llc[CPU_IDX(cpu)])].overloaded);
 }
 
-/* Tasks counted on each CPU's queue (dsq_count_enter()): one cache line per CPU. */
-struct cpu_queued {
+/*
+ * Tasks counted on each DSQ of ours (dsq_count_enter()), one cache line each: the CPU
+ * queues' at CPU_COUNT(cpu), the LLCs' shared ones' at LLC_COUNT(llc). One array, so
+ * that a count's address is one index into it, whichever kind of DSQ.
+ */
+struct dsq_queued {
 	u32 nr;
 } __attribute__((aligned(64)));
-struct cpu_queued cpu_queued[MAX_CPUS];
+struct dsq_queued dsq_queued[2 * MAX_CPUS];
+_Static_assert(MAX_LLCS <= MAX_CPUS, "LLC_COUNT() must stay inside dsq_queued");
+#define CPU_COUNT(cpu) ((u32)(cpu) & (MAX_CPUS - 1))
+#define LLC_COUNT(llc) (MAX_CPUS + ((u32)(llc) & (MAX_LLCS - 1)))
 
 /*
  * What each DSQ of ours may hold, so that a reader skips the kfunc (a hash lookup) on
@@ -317,56 +323,59 @@ struct cpu_queued cpu_queued[MAX_CPUS];
  * never before it has left. So a count of 0 is an empty DSQ; unlike the overloaded
  * hint, no reader clears it. The orphan DSQ is not counted: it is always read.
  */
-static __always_inline u32 *dsq_count(u64 dsq)
+static __always_inline u32 *dsq_count(u32 idx)
 {
-	if (dsq >= CPU_DSQ_BASE)
-		return &cpu_queued[CPU_IDX(dsq - CPU_DSQ_BASE)].nr;
-	return &llc_ctxs[LLC_IDX(dsq - LLC_DSQ_BASE)].nr_queued;
+	return &dsq_queued[idx & (2 * MAX_CPUS - 1)].nr;
 }
 
-static __always_inline bool dsq_may_hold(u64 dsq)
+/* @tctx is now counted at @idx + 1 alone (already added there; 0: nowhere), uncounted where it was. */
+static __always_inline void dsq_count_move(struct task_ctx *tctx, u32 idx1)
 {
-	return dsq == ORPHAN_DSQ || READ_ONCE(*dsq_count(dsq));
-}
-
-/* @tctx is now counted on @dsq alone (already added there), uncounted where it was. */
-static __always_inline void dsq_count_move(struct task_ctx *tctx, u64 dsq)
-{
-	u64 old = __sync_lock_test_and_set(&tctx->counted_dsq, dsq);
+	u32 old = __sync_lock_test_and_set(&tctx->counted, idx1);
 
 	if (old)
-		__sync_fetch_and_sub(dsq_count(old), 1);
+		__sync_fetch_and_sub(dsq_count(old - 1), 1);
 }
 
-/* Before an insert into @dsq: @tctx counted there. */
-static __always_inline void dsq_count_enter(struct task_ctx *tctx, u64 dsq)
+/* Before an insert into the DSQ counted at @idx: @tctx counted there. */
+static __always_inline void dsq_count_enter(struct task_ctx *tctx, u32 idx)
 {
-	if (dsq == ORPHAN_DSQ)
-		return;
-	__sync_fetch_and_add(dsq_count(dsq), 1);
-	dsq_count_move(tctx, dsq);
+	__sync_fetch_and_add(dsq_count(idx), 1);
+	dsq_count_move(tctx, idx + 1);
 }
 
 /* @tctx has left (or is leaving) every DSQ of ours. */
 static __always_inline void dsq_count_leave(struct task_ctx *tctx)
 {
-	if (READ_ONCE(tctx->counted_dsq))
+	if (READ_ONCE(tctx->counted))
 		dsq_count_move(tctx, 0);
 }
 
-static __always_inline bool dsq_move_to_local(u64 dsq)
+/*
+ * The readers, global so that the verifier checks each once rather than on every path
+ * of its callers: scx_bpf_dsq_nr_queued() of @cpu's queue, 0 while its count is.
+ */
+__noinline s32 cpu_dsq_nr_queued(s32 cpu)
 {
-	return dsq_may_hold(dsq) && scx_bpf_dsq_move_to_local(dsq, 0);
+	if (!valid_cpu(cpu) || !READ_ONCE(*dsq_count(CPU_COUNT(cpu))))
+		return 0;
+	return scx_bpf_dsq_nr_queued(CPU_DSQ_BASE + cpu);
 }
 
-static __always_inline struct task_struct *dsq_peek(u64 dsq)
+/* May @dsq, an LLC's shared DSQ or the orphan one, hold a task? */
+static __always_inline bool llc_dsq_may_hold(u64 dsq)
 {
-	return dsq_may_hold(dsq) ? __COMPAT_scx_bpf_dsq_peek(dsq) : NULL;
+	return dsq == ORPHAN_DSQ || READ_ONCE(*dsq_count(LLC_COUNT(dsq - LLC_DSQ_BASE)));
 }
 
-static __always_inline s32 dsq_nr_queued(u64 dsq)
+__noinline s32 llc_dsq_nr_queued(u64 dsq)
 {
-	return dsq_may_hold(dsq) ? scx_bpf_dsq_nr_queued(dsq) : 0;
+	return llc_dsq_may_hold(dsq) ? scx_bpf_dsq_nr_queued(dsq) : 0;
+}
+
+__noinline bool llc_dsq_move_to_local(u64 dsq)
+{
+	return llc_dsq_may_hold(dsq) && scx_bpf_dsq_move_to_local(dsq, 0);
 }
 
 #include "eevdf.bpf.h"
@@ -501,7 +510,7 @@ static __always_inline void queue_on_cpu(struct task_struct *p, struct task_ctx 
 		return;
 	}
 	tctx->queued_at = tctx->lru_at = scx_bpf_now();
-	dsq_count_enter(tctx, CPU_DSQ_BASE + cpu);
+	dsq_count_enter(tctx, CPU_COUNT(cpu));
 	scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, tctx->deadline, enq_flags);
 	set_overloaded(cpu);
 	hrtick_update(cpu, feats);
@@ -539,7 +548,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	if (enq_flags & SCX_ENQ_LAST) {
 		stat_inc(STAT_CPU_QUEUED);
 		tctx->queued_at = tctx->lru_at = scx_bpf_now();
-		dsq_count_enter(tctx, CPU_DSQ_BASE + cpu);
+		dsq_count_enter(tctx, CPU_COUNT(cpu));
 		scx_bpf_dsq_insert_vtime(p, CPU_DSQ_BASE + cpu, slice_ns, tctx->deadline, enq_flags);
 		set_overloaded(cpu);
 		scx_bpf_kick_cpu(cpu, 0);
@@ -561,7 +570,8 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		u64 dsq = llc_dsq_of(cpu);
 
 		stat_inc(reenq ? STAT_REENQ : STAT_SHARED);
-		dsq_count_enter(tctx, dsq);
+		if (dsq != ORPHAN_DSQ)
+			dsq_count_enter(tctx, LLC_COUNT(dsq - LLC_DSQ_BASE));
 		scx_bpf_dsq_insert_vtime(p, dsq, slice_ns, relative_deadline(tctx), enq_flags);
 		set_overloaded(cpu);
 		kick_idle_in_llc(p, cpu, !reenq);
@@ -593,7 +603,7 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	u64 cpu_dsq = CPU_DSQ_BASE + cpu, llc_dsq = llc_dsq_of(cpu);
 	bool running = prev && (prev->scx.flags & SCX_TASK_QUEUED);
 	/* pick_eevdf()'s first test, made here: the queue's count is read once */
-	bool empty = !running && dsq_nr_queued(cpu_dsq) <= 0;
+	bool empty = !running && cpu_dsq_nr_queued(cpu) <= 0;
 	bool known = known_cpu(cpu), waiting;
 	struct sis_ctl *feats = lookup_ctl();
 
@@ -658,7 +668,7 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 	/* entity_tick(): curr's signals and its CPU's, to now */
 	if (tctx && tctx->pelt_running)
 		pelt_set_curr(tctx, cpu, true, rq_clock_task(cpu));
-	if (dsq_nr_queued(CPU_DSQ_BASE + cpu) <= 0) {
+	if (cpu_dsq_nr_queued(cpu) <= 0) {
 		nohz_balancer_kick(cpu);
 		return;
 	}
@@ -999,7 +1009,7 @@ void BPF_STRUCT_OPS(sis_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool idle)
 	scx_bpf_dump("sis: nr_queued=%u load=%llu avg_vruntime=%llu zero_vruntime=%llu dsq=%d counted=%u\n",
 		     READ_ONCE(rq->nr_queued), READ_ONCE(rq->sum_weight), avg_vruntime(cpu),
 		     READ_ONCE(rq->zero_vruntime), waiting,
-		     READ_ONCE(*dsq_count(CPU_DSQ_BASE + cpu)));
+		     READ_ONCE(*dsq_count(CPU_COUNT(cpu))));
 	scx_bpf_dump("sis: curr weight=%u vruntime=%llu deadline=%llu vprot=%llu llc=%u offline=%llu\n",
 		     rq->curr_weight, curr_vruntime(rq, cpu), rq->curr_deadline, rq->curr_vprot,
 		     READ_ONCE(cpu_llc[CPU_IDX(cpu)]), READ_ONCE(cpu_ctxs[CPU_IDX(cpu)].offline));

@@ -39,7 +39,7 @@ static __always_inline void wake_puller(struct task_struct *p, s32 cpu)
 static __always_inline bool cpu_dsq_first(s32 cpu, u64 cpu_dsq, u64 llc_dsq)
 {
 	struct task_struct *a = __COMPAT_scx_bpf_dsq_peek(cpu_dsq);
-	struct task_struct *b = dsq_peek(llc_dsq);
+	struct task_struct *b = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
 
 	if (!a)
 		return false;
@@ -102,7 +102,7 @@ static __always_inline bool pull_from_llc(u32 llc, s32 self, u32 lvl, bool *wait
 
 		if (c == self)
 			continue;
-		q = dsq_nr_queued(CPU_DSQ_BASE + c);
+		q = cpu_dsq_nr_queued(c);
 		if (q > most) {
 			most = q;
 			busiest = c;
@@ -209,7 +209,7 @@ static __always_inline bool balance_own_llc(s32 cpu, u32 llc, u64 cpu_dsq, u64 l
 	if (known)
 		clear_overloaded(hint);
 	if ((cpu_dsq_first(cpu, cpu_dsq, llc_dsq) && scx_bpf_dsq_move_to_local(cpu_dsq, 0)) ||
-	    dsq_move_to_local(llc_dsq) || scx_bpf_dsq_move_to_local(cpu_dsq, 0))
+	    llc_dsq_move_to_local(llc_dsq) || scx_bpf_dsq_move_to_local(cpu_dsq, 0))
 		goto found;
 	ni_begin(cpu);
 	if (!known)
@@ -230,7 +230,7 @@ static __always_inline bool balance_own_llc(s32 cpu, u32 llc, u64 cpu_dsq, u64 l
 		goto found;
 	}
 	/* our own queue is empty (we would have taken its head); the shared one may not be */
-	if (waiting || unseen || dsq_nr_queued(llc_dsq) > 0)
+	if (waiting || unseen || llc_dsq_nr_queued(llc_dsq) > 0)
 		WRITE_ONCE(*hint, 1);
 	return false;
 found:
@@ -241,14 +241,14 @@ found:
 
 /*
  * The LLC's hint clear: its queues should be empty, but the CPU's own queue and the
- * LLC's shared one (while their counts hold a task: dsq_may_hold()) are looked at anyway, so that no
+ * LLC's shared one (while their counts hold a task) are looked at anyway, so that no
  * task waits on its own CPU for a hint; one found there sets the hint again.
  * A @cpu_dsq of 0: the caller found the CPU's queue empty.
  */
 static __always_inline bool own_queues(s32 cpu, u64 cpu_dsq, u64 llc_dsq)
 {
 	if ((cpu_dsq && scx_bpf_dsq_move_to_local(cpu_dsq, 0)) ||
-	    dsq_move_to_local(llc_dsq)) {
+	    llc_dsq_move_to_local(llc_dsq)) {
 		set_overloaded(cpu);
 		return true;
 	}
@@ -262,11 +262,11 @@ static __always_inline bool balance_llc(u32 llc, s32 self, u32 lvl)
 	bool waiting = false;
 
 	clear_overloaded(hint);
-	if (dsq_move_to_local(LLC_DSQ_BASE + llc) || pull_from_llc(llc, self, lvl, &waiting)) {
+	if (llc_dsq_move_to_local(LLC_DSQ_BASE + llc) || pull_from_llc(llc, self, lvl, &waiting)) {
 		WRITE_ONCE(*hint, 1);
 		return true;
 	}
-	if (waiting || dsq_nr_queued(LLC_DSQ_BASE + llc) > 0)
+	if (waiting || llc_dsq_nr_queued(LLC_DSQ_BASE + llc) > 0)
 		WRITE_ONCE(*hint, 1);
 	return false;
 }
@@ -295,10 +295,10 @@ static __always_inline bool llc_waiting(u32 llc)
 	u32 *hint = &llc_ctxs[LLC_IDX(llc)].overloaded, off = llc_off[LLC_IDX(llc)], i;
 
 	clear_overloaded(hint);
-	if (dsq_nr_queued(LLC_DSQ_BASE + llc) > 0)
+	if (llc_dsq_nr_queued(LLC_DSQ_BASE + llc) > 0)
 		goto found;
 	bpf_for(i, 0, llc_nr[LLC_IDX(llc)]) {
-		if (dsq_nr_queued(CPU_DSQ_BASE + llc_cpus[CPU_IDX(off + i)]) > 0)
+		if (cpu_dsq_nr_queued(llc_cpus[CPU_IDX(off + i)]) > 0)
 			goto found;
 	}
 	return false;
