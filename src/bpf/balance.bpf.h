@@ -212,13 +212,21 @@ static __always_inline u64 attach_task(s32 src, s32 dst, u32 pid, u64 lru, u32 t
 			return scx_bpf_dsq_move(BPF_FOR_EACH_ITER, q, SCX_DSQ_LOCAL, 0) ? w : 0;
 		key = qctx->deadline - avg_vruntime(src) + avg_vruntime(dst);
 		scx_bpf_dsq_move_set_vtime(BPF_FOR_EACH_ITER, key);
-		/* counted on @dst before it can be seen there; on @src until it has left */
+		/*
+		 * Counted on @dst before it can be seen there, on @src until it has left. One
+		 * such move of a task at a time: a second puller that took it from @dst before
+		 * the first had moved its count would have that count taken from its own queue.
+		 */
+		if (__sync_lock_test_and_set(&qctx->moving, 1))
+			return 0;
 		__sync_fetch_and_add(dsq_count(CPU_COUNT(dst)), 1);
 		if (!scx_bpf_dsq_move_vtime(BPF_FOR_EACH_ITER, q, CPU_DSQ_BASE + dst, 0)) {
 			__sync_fetch_and_sub(dsq_count(CPU_COUNT(dst)), 1);
+			__sync_lock_test_and_set(&qctx->moving, 0);
 			return 0;
 		}
 		dsq_count_move(qctx, CPU_COUNT(dst) + 1);
+		__sync_lock_test_and_set(&qctx->moving, 0);
 		/* moved: its sums follow (a move that failed changed nothing) */
 		follow_migration(q, qctx, dst, feats);
 		pelt_follow(qctx, dst, rq_clock_task(dst));

@@ -146,6 +146,7 @@ struct task_ctx {
 	s32 sleep_cpu;		/* the rq it slept from (DELAY_DEQUEUE); -1: none */
 	u64 sleep_v;		/* V of that rq when it left */
 	u32 counted;		/* 1 + the index of the DSQ count that holds it; 0: none */
+	u32 moving;		/* a balance is moving it between CPU queues (attach_task()) */
 };
 
 struct {
