@@ -329,7 +329,10 @@ static __always_inline u32 *dsq_count(u32 idx)
 	return &dsq_queued[idx & (2 * MAX_CPUS - 1)].nr;
 }
 
-/* @tctx is now counted at @idx + 1 alone (already added there; 0: nowhere), uncounted where it was. */
+/*
+ * @tctx counted at index @idx1 - 1 alone (added there already; @idx1 0: nowhere), and
+ * no longer where it was.
+ */
 static __always_inline void dsq_count_move(struct task_ctx *tctx, u32 idx1)
 {
 	u32 old = __sync_lock_test_and_set(&tctx->counted, idx1);
