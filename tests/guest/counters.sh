@@ -44,8 +44,9 @@ dq=$(awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 	n++; if (v["dsq"] > 0) w++; if (v["counted"] + 0 < v["dsq"] + 0) bad++ }
 	END { printf "%d %d %d", n, w, bad }' /tmp/dsq.txt)
 set -- $dq
-echo "# dsq-counts: $1 CPU lines, $2 with tasks waiting; dsq and counted: $(awk '{print $6, $7}' /tmp/dsq.txt | sort | uniq -c | sort -rn | head -5 | tr '\n' ';')"
-check dsq-counts "$1 CPU lines, $2 with tasks waiting, $3 counted below dsq: $(awk '{print $6, $7}' /tmp/dsq.txt | sort | uniq -c | sort -rn | head -4 | tr '\n' ';')" \
+seen=$(awk '{print $6, $7}' /tmp/dsq.txt | sort | uniq -c | sort -rn | head -5 | tr '\n' ';')
+echo "# dsq-counts: $1 CPU lines, $2 with tasks waiting; dsq and counted: $seen"
+check dsq-counts "$1 CPU lines, $2 with tasks waiting, $3 counted below dsq: $seen" \
 	[ "$1" -gt 0 -a "$2" -gt 0 -a "$3" = 0 ]
 # SIGTERM, like SIGINT: exit 0, kernel back on its default scheduler
 kill -TERM "$SIS_PID"; wait "$SIS_PID"; SIS_RC=$?
