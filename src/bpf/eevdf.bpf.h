@@ -136,6 +136,23 @@ static __always_inline u64 rq_clock_task(s32 cpu)
 	return rq ? rq->clock_task : 0;
 }
 
+/*
+ * rq_clock_task() of @cpu, and its rq_clock() in @clock, from one lookup: under that
+ * rq's lock, rq_clock() is what scx_bpf_now() reads on its CPU (and both are, for a
+ * CPU that has no rq).
+ */
+static __always_inline u64 rq_clocks(s32 cpu, u64 *clock)
+{
+	struct rq *rq = bpf_per_cpu_ptr(&runqueues, cpu);
+
+	if (!rq) {
+		*clock = scx_bpf_now();
+		return *clock;
+	}
+	*clock = rq->clock;
+	return rq->clock_task;
+}
+
 /* curr's weighted progress since it started, w * delta_vruntime = delta_exec * 1024. */
 static __always_inline s64 curr_progress(struct sis_cfs_rq *rq, s32 cpu)
 {
@@ -243,15 +260,16 @@ static __always_inline s64 entity_lag(struct task_ctx *tctx, u64 avruntime)
 /*
  * DELAY_DEQUEUE and DELAY_ZERO, after the fact: a task that slept in debt would have
  * stayed queued, not eligible, until V passed its vruntime, and left with lag 0; if it
- * woke first, with what was left of the debt.
+ * woke first, with what was left of the debt. @avruntime: V of @cpu, where it wakes.
  */
-static __always_inline void delayed_lag(struct task_ctx *tctx)
+static __always_inline void delayed_lag(struct task_ctx *tctx, s32 cpu, u64 avruntime)
 {
+	s32 sleep_cpu = tctx->sleep_cpu;
 	s64 paid;
 
-	if (tctx->vlag >= 0 || !valid_cpu(tctx->sleep_cpu))
+	if (tctx->vlag >= 0 || !valid_cpu(sleep_cpu))
 		return;
-	paid = (s64)(avg_vruntime(tctx->sleep_cpu) - tctx->sleep_v);
+	paid = (s64)((sleep_cpu == cpu ? avruntime : avg_vruntime(sleep_cpu)) - tctx->sleep_v);
 	if (paid <= 0)
 		return;
 	tctx->vlag = paid >= -tctx->vlag ? 0 : tctx->vlag + paid;
@@ -271,7 +289,7 @@ static __always_inline void place_entity(struct task_struct *p, struct task_ctx 
 	s64 lag = 0;
 
 	if (feat(feats, FEAT_DELAY_DEQUEUE))
-		delayed_lag(tctx);
+		delayed_lag(tctx, cpu, vruntime);
 	tctx->weight = se_weight(p);
 	tctx->slice = task_slice(p);
 	tctx->idle_policy = task_has_idle_policy(p);
@@ -456,11 +474,11 @@ static __always_inline void hrtick_update(s32 cpu, struct sis_ctl *feats)
 }
 
 /*
- * set_next_entity(): @p becomes curr of @cpu. Its sched_ext slice is the wall time to
- * vprot, where update_curr() would ask for a resched.
+ * set_next_entity(): @p becomes curr of @cpu at rq_clock_task() @now. Its sched_ext
+ * slice is the wall time to vprot, where update_curr() would ask for a resched.
  */
 static __always_inline void set_next_entity(struct task_struct *p, struct task_ctx *tctx,
-					    s32 cpu, struct sis_ctl *feats)
+					    s32 cpu, struct sis_ctl *feats, u64 now)
 {
 	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
 	u64 vprot, slice;
@@ -470,7 +488,7 @@ static __always_inline void set_next_entity(struct task_struct *p, struct task_c
 	vprot = set_protect_slice(tctx, cpu, feats);
 	tctx->exec_start = p->se.sum_exec_runtime;
 	rq->curr_vruntime = tctx->vruntime;
-	rq->curr_clock = rq_clock_task(cpu);
+	rq->curr_clock = now;
 	rq->curr_deadline = tctx->deadline;
 	rq->curr_vprot = vprot;
 	rq->curr_slice = tctx->slice;

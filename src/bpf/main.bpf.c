@@ -730,6 +730,7 @@ void BPF_STRUCT_OPS(sis_runnable, struct task_struct *p, u64 enq_flags)
 	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
 	struct sis_ctl *feats = lookup_ctl();
 	s32 cpu = scx_bpf_task_cpu(p);
+	u64 now, clock_task = rq_clocks(cpu, &now);
 
 	if (!tctx)
 		return;
@@ -738,7 +739,7 @@ void BPF_STRUCT_OPS(sis_runnable, struct task_struct *p, u64 enq_flags)
 		if (valid_cpu(tctx->rq_cpu))
 			dequeue_entity(tctx, false, feats);
 		place_entity(p, tctx, cpu, feats);
-		pelt_enqueue(p, tctx, cpu);
+		pelt_enqueue(p, tctx, cpu, clock_task);
 	}
 	if (!(enq_flags & SCX_ENQ_WAKEUP)) {
 		tctx->wake_ts = 0;
@@ -754,7 +755,7 @@ void BPF_STRUCT_OPS(sis_runnable, struct task_struct *p, u64 enq_flags)
 			stat_inc(STAT_QUEUED_WAKEUP);
 	}
 	tctx->selected = false;
-	tctx->wake_ts = scx_bpf_now();
+	tctx->wake_ts = now;
 }
 
 void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
@@ -763,12 +764,12 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(cpu)];
 	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
 	struct sis_ctl *feats = lookup_ctl();
-	u64 now = scx_bpf_now();
+	u64 now, clock_task = rq_clocks(cpu, &now);
 	struct sis_cpu_stats *s;
 
 	if (tctx && feats && valid_cpu(cpu)) {
-		set_next_entity(p, tctx, cpu, feats);
-		/* the clock set_next_entity() read: the rq is locked, it has not moved */
+		set_next_entity(p, tctx, cpu, feats, clock_task);
+		/* the clock set_next_entity() stored, read back: fewer verifier states than ours */
 		pelt_set_curr(tctx, cpu, true, cfs_rqs[CPU_IDX(cpu)].curr_clock);
 	}
 	if (tctx) {
@@ -830,7 +831,7 @@ void BPF_STRUCT_OPS(sis_quiescent, struct task_struct *p, u64 deq_flags)
 	if (tctx && feats)
 		dequeue_entity(tctx, deq_flags & SCX_DEQ_SLEEP, feats);
 	if (tctx && valid_cpu(cpu))
-		pelt_dequeue(tctx, cpu);
+		pelt_dequeue(tctx, cpu, rq_clock_task(cpu));
 }
 
 /*

@@ -214,14 +214,20 @@ static __always_inline void pelt_reweight(struct task_ctx *tctx, s32 cpu, u32 we
 	c->avg.load_sum += (u64)weight * se->load_sum;
 }
 
-/* enqueue_entity(): the task becomes runnable on @cpu. */
-static __always_inline void pelt_enqueue(struct task_struct *p, struct task_ctx *tctx, s32 cpu)
+/* update_load_avg() where each op begins: the task follows to @cpu, then both to @now. */
+static __always_inline void pelt_sync(struct task_ctx *tctx, s32 cpu, u64 now)
 {
-	u32 w = se_weight(p);
-	u64 now = rq_clock_task(cpu);
-
 	pelt_follow(tctx, cpu, now);
 	update_load_avg(tctx, cpu, now);
+}
+
+/* enqueue_entity(): the task becomes runnable on @cpu at rq_clock_task() @now. */
+static __always_inline void pelt_enqueue(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
+					 u64 now)
+{
+	u32 w = se_weight(p);
+
+	pelt_sync(tctx, cpu, now);
 	if (w != tctx->pelt_weight)
 		pelt_reweight(tctx, cpu, w);
 	if (!tctx->pelt_runnable) {
@@ -234,13 +240,11 @@ static __always_inline void pelt_enqueue(struct task_struct *p, struct task_ctx 
 }
 
 /* dequeue_entity(): the task sleeps (or leaves for an attribute change); its load stays. */
-static __always_inline void pelt_dequeue(struct task_ctx *tctx, s32 cpu)
+static __always_inline void pelt_dequeue(struct task_ctx *tctx, s32 cpu, u64 now)
 {
 	struct cpu_pelt *c = &cpu_pelts[CPU_IDX(cpu)];
-	u64 now = rq_clock_task(cpu);
 
-	pelt_follow(tctx, cpu, now);
-	update_load_avg(tctx, cpu, now);
+	pelt_sync(tctx, cpu, now);
 	if (!tctx->pelt_runnable)
 		return;
 	tctx->pelt_runnable = false;
@@ -255,8 +259,7 @@ static __always_inline void pelt_dequeue(struct task_ctx *tctx, s32 cpu)
  */
 static __always_inline void pelt_set_curr(struct task_ctx *tctx, s32 cpu, bool running, u64 now)
 {
-	pelt_follow(tctx, cpu, now);
-	update_load_avg(tctx, cpu, now);
+	pelt_sync(tctx, cpu, now);
 	tctx->pelt_running = running;
 	cpu_pelts[CPU_IDX(cpu)].curr = running;
 }
