@@ -3,8 +3,10 @@
 # sched_ext host its native half (then it restores what it changed however it ends).
 # SCHEDS: LABEL=SPEC,... with SPEC eevdf, eevdf:NO_X+Y (the kernel's own features, set
 # in /sys/kernel/debug/sched/features for the run and restored after), sis, sis:NO_X+Y,
-# or a peer scheduler's binary. SCHEDULE: the host's seeded order, one scheduler start
-# per entry, "RUN LABEL=SPEC SUITE LOAD,LOAD;..."; run 0 is the discarded warm-up.
+# sis@N[:NO_X+Y] (another build, configuration N of the host's list counted from 0,
+# staged as scx_sis@N), or a peer scheduler's binary. SCHEDULE: the host's seeded
+# order, one scheduler start per entry, "RUN LABEL=SPEC SUITE LOAD,LOAD;..."; run 0 is
+# the discarded warm-up.
 # Every figure is one line
 #   bench: suite=S sched=LABEL run=R load=L metric=value ...   (bench-warmup: for run 0)
 # and scx_sis's own per-second JSON during a measurement is one `bench-mon:` line each.
@@ -61,10 +63,13 @@ start_sched() {
 	eevdf) [ "$(state)" = disabled ] ;;
 	eevdf:*) [ "$(state)" = disabled ] && set_kfeats "$1" ;;
 	sis*)
+		# sis@N[:NO_X+Y]: another build, staged by the host as scx_sis@N
+		SIS_BIN=scx_sis s=$1
+		case $s in sis@*) b=${s%%:*}; SIS_BIN=scx_$b; s=sis${s#"$b"} ;; esac
 		# latency and throughput are timed without the classification's extra work,
 		# unless the spec names QUALITY (sis:QUALITY, sis:NO_X+QUALITY), which puts
 		# it on for the bench's workers in every suite, so its cost can be measured
-		f=+${1#sis}+; f=$(echo "$f" | tr : +)
+		f=+${s#sis}+; f=$(echo "$f" | tr : +)
 		q=--no-quality
 		case $f in *+QUALITY+*) q=--quality-comm; f=$(echo "$f" | sed 's/+QUALITY+/+/') ;; esac
 		[ "$2" = placement ] && q=--quality-comm
@@ -120,7 +125,7 @@ emit() {
 monitor_start() {
 	rm -f /tmp/mon.json
 	case $SPEC in
-	sis*) scx_sis --monitor 1 --json >/tmp/mon.json 2>/dev/null & MON=$! ;;
+	sis*) "$SIS_BIN" --monitor 1 --json >/tmp/mon.json 2>/dev/null & MON=$! ;;
 	*) (while sleep 1; do cat /proc/stat; done >/dev/null 2>&1) & MON=$! ;;
 	esac
 }

@@ -39,11 +39,12 @@ wait_state() {
 	while [ "$(state)" != "$1" ] && [ $i -lt $(($2 * 10)) ]; do sleep 0.1; i=$((i + 1)); done
 	[ "$(state)" = "$1" ]
 }
-# start_sis LOG ARGS...: start scx_sis in the background, wait until enabled (a line
-# every 20 s while the verifier works: under TCG beside busy CPUs it can take a minute)
+# start_sis LOG ARGS...: start scx_sis (or $SIS_BIN) in the background, wait until
+# enabled (a line every 20 s while the verifier works: under TCG beside busy CPUs it
+# can take a minute)
 start_sis() {
 	log=$1; shift
-	scx_sis --totals-json "$@" >"$log" 2>&1 &
+	"${SIS_BIN:-scx_sis}" --totals-json "$@" >"$log" 2>&1 &
 	SIS_PID=$!
 	local w
 	for w in 20 40 60; do

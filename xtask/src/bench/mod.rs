@@ -24,7 +24,7 @@ pub use suites::*;
 use crate::{build_probe, build_scheduler, repo_root, setup, vm, GuestOpts};
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 #[derive(Args)]
@@ -37,7 +37,8 @@ pub struct BenchOpts {
     /// Configurations, each [LABEL=]SPEC: eevdf (the kernel's own scheduler),
     /// eevdf:NO_X+Y (with the kernel's sched features switched for the run, restored
     /// after), sis, sis:NO_X+Y (QUALITY among them: scx_sis's own placement
-    /// classification on in every suite, not only in placement), or a peer sched_ext
+    /// classification on in every suite, not only in placement), LABEL=sis@PATH[:NO_X+Y]
+    /// (another build of scx_sis, such as the one before a patch), or a peer sched_ext
     /// scheduler from crates.io (scx_cosmos,
     /// scx_bpfland, ...). Default: the preset's, else
     /// eevdf,sis,sis:NO_IDLE_CORE,sis:NO_SIS_UTIL,scx_cosmos.
@@ -90,6 +91,17 @@ pub struct BenchOpts {
     native: bool,
     #[command(flatten)]
     guest: GuestOpts,
+}
+
+/// Another build of scx_sis for configuration @i, copied as `scx_sis@i` where the
+/// guest (or, natively, PATH) finds it: bench.sh runs spec `sis@i` with it.
+fn stage_build(i: usize, path: &Path) -> Result<PathBuf> {
+    let dir = repo_root().join("target/bench-builds");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let to = dir.join(format!("scx_sis@{i}"));
+    std::fs::copy(path, &to)
+        .with_context(|| format!("copying {} to {}", path.display(), to.display()))?;
+    Ok(to)
 }
 
 /// A peer scheduler's binary, installed from crates.io into the cache on first use.
@@ -145,6 +157,12 @@ pub struct Plan {
     pub warmup: bool,
 }
 
+/// Another build of scx_sis, `sis@PATH[:NO_X+Y]`: its PATH and the rest (`:NO_X+Y` or "").
+pub fn sis_at(spec: &str) -> Option<(&str, &str)> {
+    let rest = spec.strip_prefix("sis@")?;
+    Some(rest.find(':').map_or((rest, ""), |i| rest.split_at(i)))
+}
+
 /// One configuration of --sched: `LABEL=SPEC` or a bare SPEC (its own label).
 pub fn parse_conf(c: &str) -> Result<(String, String)> {
     let (label, spec) = c.split_once('=').unwrap_or((c, c));
@@ -153,8 +171,23 @@ pub fn parse_conf(c: &str) -> Result<(String, String)> {
             && x.chars()
                 .all(|ch| ch.is_ascii_alphanumeric() || "_-:+.".contains(ch))
     };
+    // another build's path is checked as a file, the rest as any spec
+    let checked = match sis_at(spec) {
+        Some((path, rest)) => {
+            anyhow::ensure!(
+                label != spec,
+                "--sched: '{c}': another build needs a label, e.g. before=sis@{path}"
+            );
+            anyhow::ensure!(
+                Path::new(path).is_file(),
+                "--sched: '{c}': {path}: no such file"
+            );
+            format!("sis{rest}")
+        }
+        None => spec.to_string(),
+    };
     anyhow::ensure!(
-        ok(label) && ok(spec),
+        ok(label) && ok(&checked),
         "--sched: '{c}' is not [LABEL=]SPEC (letters, digits, _ - : + .)"
     );
     if let Some(f) = spec.strip_prefix("eevdf:") {
@@ -407,10 +440,18 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
         }
         bins.push(build_probe()?);
     }
-    let (mut scheds, mut specs) = (vec![], vec![]);
-    for (label, spec) in confs {
+    let (mut scheds, mut specs, mut builds) = (vec![], vec![], vec![]);
+    for (i, (label, spec)) in confs.into_iter().enumerate() {
+        let spec = match sis_at(&spec) {
+            Some((path, rest)) => {
+                bins.push(stage_build(i, Path::new(path))?);
+                builds.push(format!("{label} is scx_sis from {path}"));
+                format!("sis@{i}{rest}")
+            }
+            None => spec,
+        };
         let ours = spec == "eevdf" || spec.starts_with("eevdf:") || spec == "sis";
-        if !ours && !spec.starts_with("sis:") {
+        if !ours && !spec.starts_with("sis:") && !spec.starts_with("sis@") {
             // a peer that cannot be installed is an error, never a missing column
             let bin = peer(&spec).with_context(|| format!("--sched {label}={spec}"))?;
             bins.push(bin);
@@ -450,6 +491,10 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
         today(),
         commit()
     );
+    let runs = std::iter::once(runs)
+        .chain(builds)
+        .collect::<Vec<_>>()
+        .join("; ");
     let (res, header, mut errors) = if native {
         native::run_plan(&plan, &bins, &runs)?
     } else {

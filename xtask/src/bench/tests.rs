@@ -260,6 +260,23 @@ fn confs_and_presets() {
         .to_string()
         .contains("feature names"));
     assert!(parse_conf("a b").is_err());
+    // another build: a file, a label, features after its path
+    let me = std::env::current_exe().unwrap();
+    let at = format!("before=sis@{}:NO_IDLE_CORE", me.display());
+    assert_eq!(parse_conf(&at).unwrap().1, at["before=".len()..]);
+    assert_eq!(
+        sis_at(&at["before=".len()..]),
+        Some((me.to_str().unwrap(), ":NO_IDLE_CORE"))
+    );
+    assert!(parse_conf(&format!("sis@{}", me.display()))
+        .unwrap_err()
+        .to_string()
+        .contains("needs a label"));
+    assert!(parse_conf("b=sis@/no/such/scx_sis")
+        .unwrap_err()
+        .to_string()
+        .contains("/no/such/scx_sis: no such file"));
+    assert!(parse_conf(&format!("b=sis@{}:NO X", me.display())).is_err());
     let seed = preset("seed").unwrap();
     assert_eq!((seed.loads)("tbench", 16), [1, 2, 4, 8, 16, 32, 64]);
     let labels: Vec<String> = SEED_SCHED
