@@ -174,7 +174,7 @@ pub const HEADLINES: &[Headline] = &[
         base: "scx_cosmos",
         den: None,
         loads: &[0],
-        dirs: &["2026-12-05-dsq-cost-b1", "2026-12-05-dsq-cost-b2"],
+        dirs: &["2026-12-05-clock-cost-b1", "2026-12-05-clock-cost-b2"],
     },
     Headline {
         title: "6. calibration: the kernel's NO_SIS_UTIL effect over scx_sis's",
