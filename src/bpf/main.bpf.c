@@ -769,7 +769,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 
 	if (tctx && feats && valid_cpu(cpu)) {
 		set_next_entity(p, tctx, cpu, feats, clock_task);
-		/* the clock set_next_entity() stored, read back: fewer verifier states than ours */
+		/* read back, the clock set_next_entity() stored: fewer verifier states */
 		pelt_set_curr(tctx, cpu, true, cfs_rqs[CPU_IDX(cpu)].curr_clock);
 	}
 	if (tctx) {

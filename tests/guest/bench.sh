@@ -64,7 +64,8 @@ start_sched() {
 	eevdf:*) [ "$(state)" = disabled ] && set_kfeats "$1" ;;
 	sis*)
 		# sis@N[:NO_X+Y]: another build, staged by the host as scx_sis@N
-		SIS_BIN=scx_sis s=$1
+		local s=$1 b
+		SIS_BIN=scx_sis
 		case $s in sis@*) b=${s%%:*}; SIS_BIN=scx_$b; s=sis${s#"$b"} ;; esac
 		# latency and throughput are timed without the classification's extra work,
 		# unless the spec names QUALITY (sis:QUALITY, sis:NO_X+QUALITY), which puts
