@@ -137,9 +137,10 @@ static __always_inline u64 rq_clock_task(s32 cpu)
 }
 
 /*
- * rq_clock_task() of @cpu, and its rq_clock() in @clock, from one lookup: under that
- * rq's lock, rq_clock() is what scx_bpf_now() reads on its CPU (and both are, for a
- * CPU that has no rq).
+ * rq_clock_task() of @cpu, and its rq_clock() in @clock, from one lookup. rq_clock() is
+ * the rq's last update_rq_clock(), what scx_bpf_now() reads until the rq lock is
+ * unpinned (as balancing does before ops.dispatch): right at an enqueue. For a CPU
+ * with no rq (not one of ours), scx_bpf_now() stands for both.
  */
 static __always_inline u64 rq_clocks(s32 cpu, u64 *clock)
 {

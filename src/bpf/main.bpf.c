@@ -764,11 +764,12 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	struct cpu_ctx *c = &cpu_ctxs[CPU_IDX(cpu)];
 	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
 	struct sis_ctl *feats = lookup_ctl();
-	u64 now, clock_task = rq_clocks(cpu, &now);
+	/* not rq_clock(): dispatch ran after the rq's last clock update */
+	u64 now = scx_bpf_now();
 	struct sis_cpu_stats *s;
 
 	if (tctx && feats && valid_cpu(cpu)) {
-		set_next_entity(p, tctx, cpu, feats, clock_task);
+		set_next_entity(p, tctx, cpu, feats, rq_clock_task(cpu));
 		/* read back, the clock set_next_entity() stored: fewer verifier states */
 		pelt_set_curr(tctx, cpu, true, cfs_rqs[CPU_IDX(cpu)].curr_clock);
 	}

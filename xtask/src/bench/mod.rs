@@ -96,7 +96,14 @@ pub struct BenchOpts {
 /// Another build of scx_sis for configuration @i, copied as `scx_sis@i` where the
 /// guest (or, natively, PATH) finds it: bench.sh runs spec `sis@i` with it.
 fn stage_build(i: usize, path: &Path) -> Result<PathBuf> {
-    let dir = repo_root().join("target/bench-builds");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)
+        .with_context(|| format!("reading {}", path.display()))?
+        .permissions()
+        .mode();
+    anyhow::ensure!(mode & 0o111 != 0, "{}: not executable", path.display());
+    // a folder per bench, so that no copy overwrites its own source or another bench's
+    let dir = repo_root().join(format!("target/bench-builds/{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let to = dir.join(format!("scx_sis@{i}"));
     std::fs::copy(path, &to)
@@ -180,7 +187,7 @@ pub fn parse_conf(c: &str) -> Result<(String, String)> {
             );
             anyhow::ensure!(
                 Path::new(path).is_file(),
-                "--sched: '{c}': {path}: no such file"
+                "--sched: '{c}': '{path}' is not a file (a path has no ':' or ',')"
             );
             format!("sis{rest}")
         }

@@ -275,7 +275,9 @@ fn confs_and_presets() {
     assert!(parse_conf("b=sis@/no/such/scx_sis")
         .unwrap_err()
         .to_string()
-        .contains("/no/such/scx_sis: no such file"));
+        .contains("'/no/such/scx_sis' is not a file"));
+    assert!(parse_conf("b=sis@").is_err());
+    assert!(parse_conf("b=sis@/tmp").is_err());
     assert!(parse_conf(&format!("b=sis@{}:NO X", me.display())).is_err());
     let seed = preset("seed").unwrap();
     assert_eq!((seed.loads)("tbench", 16), [1, 2, 4, 8, 16, 32, 64]);
