@@ -47,6 +47,7 @@ struct sis_cfs_rq {
 	 */
 	u32 walked;
 	u64 run_gen;		/* bumped at each ops.running: the HRTICK timer's run */
+	u64 tick_stamp;		/* scx_bpf_now() at this CPU's last ops.tick */
 } __attribute__((aligned(64)));
 struct sis_cfs_rq cfs_rqs[MAX_CPUS];
 
@@ -424,24 +425,40 @@ static int hrtick(void *map, u32 *key, struct hrtick_timer *t)
 }
 
 /*
+ * Does @rq's CPU tick before a run's end @delay ns from now? Its ticks are tick_ns
+ * apart while it is busy: the next is due one after the last, if that was within one.
+ */
+static __always_inline bool tick_first(struct sis_cfs_rq *rq, u64 delay)
+{
+	u64 stamp = READ_ONCE(rq->tick_stamp), now = scx_bpf_now();
+
+	return stamp && now - stamp < tick_ns && now + delay > stamp + tick_ns;
+}
+
+/*
  * hrtick_start_fair(): with tasks waiting on @cpu, end curr's run @delay ns from now
  * rather than at the next tick (TICK_NSEC is 4 ms at HZ=250, a request 2.8 ms).
  * @flags: BPF_F_TIMER_CPU_PIN when @cpu arms its own, pinned there as the kernel's is.
  * differs: the timer ends the run with a preempting kick, in place of the hrtick's
  * resched; one armed at another CPU's enqueue fires on that CPU.
+ * differs: not armed for a run that outlasts the next tick, which arms it then
+ * (hrtick_tick()): on 7.0+ bpf_timer_start() with interrupts off, as in every
+ * sched_ext op, is done by an irq_work, one more interrupt per arming.
  */
 static __always_inline void hrtick_start(s32 cpu, u64 delay, u64 flags, struct sis_ctl *feats)
 {
 	u32 key = CPU_IDX(cpu);
+	struct sis_cfs_rq *rq = &cfs_rqs[key];
 	struct hrtick_timer *t;
 
-	if (!feat(feats, FEAT_HRTICK) || delay >= tick_ns ||
-	    READ_ONCE(cfs_rqs[key].nr_queued) < 2)
+	if (!feat(feats, FEAT_HRTICK) || delay >= tick_ns || READ_ONCE(rq->nr_queued) < 2 ||
+	    tick_first(rq, delay))
 		return;
 	t = bpf_map_lookup_elem(&hrtick_timers, &key);
 	if (!t)
 		return;
-	t->gen = READ_ONCE(cfs_rqs[key].run_gen);
+	t->gen = READ_ONCE(rq->run_gen);
+	stat_inc(STAT_HRTICK_ARMED);
 	bpf_timer_start(&t->timer, delay ?: 1, flags);
 }
 
@@ -457,29 +474,43 @@ static __always_inline s32 hrtick_init(u32 cpu)
 	return bpf_timer_set_callback(&t->timer, hrtick);
 }
 
+/* Arm @cpu's timer for the rest of curr's protected run, if it has one left. */
+static __always_inline void hrtick_curr(s32 cpu, u64 flags, struct sis_ctl *feats)
+{
+	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
+	u64 v, vprot = READ_ONCE(rq->curr_vprot);
+	u32 w = READ_ONCE(rq->curr_weight);
+
+	if (!w)
+		return;
+	v = curr_vruntime(rq, cpu);
+	if (time_before(v, vprot))
+		hrtick_start(cpu, calc_delta_wall(vprot - v, w), flags, feats);
+}
+
 /*
  * hrtick_update() after an enqueue that did not preempt: the second task on @cpu's rq
  * arms the timer for the rest of curr's run.
  */
 static __always_inline void hrtick_update(s32 cpu, struct sis_ctl *feats)
 {
-	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
-	u64 v, vprot = READ_ONCE(rq->curr_vprot);
-	u32 w = READ_ONCE(rq->curr_weight);
+	if (READ_ONCE(cfs_rqs[CPU_IDX(cpu)].nr_queued) == 2)
+		hrtick_curr(cpu, 0, feats);
+}
 
-	if (!w || READ_ONCE(rq->nr_queued) != 2)
-		return;
-	v = curr_vruntime(rq, cpu);
-	if (time_before(v, vprot))
-		hrtick_start(cpu, calc_delta_wall(vprot - v, w), 0, feats);
+/* At @cpu's tick: a run that ends before the next one gets its timer now. */
+static __always_inline void hrtick_tick(s32 cpu, struct sis_ctl *feats)
+{
+	WRITE_ONCE(cfs_rqs[CPU_IDX(cpu)].tick_stamp, scx_bpf_now());
+	hrtick_curr(cpu, BPF_F_TIMER_CPU_PIN, feats);
 }
 
 /*
- * set_next_entity(): @p becomes curr of @cpu at rq_clock_task() @now. Its sched_ext
- * slice is the wall time to vprot, where update_curr() would ask for a resched.
+ * set_next_entity(): @p becomes curr of @cpu. Its sched_ext slice is the wall time to
+ * vprot, where update_curr() would ask for a resched.
  */
 static __always_inline void set_next_entity(struct task_struct *p, struct task_ctx *tctx,
-					    s32 cpu, struct sis_ctl *feats, u64 now)
+					    s32 cpu, struct sis_ctl *feats)
 {
 	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
 	u64 vprot, slice;
@@ -489,7 +520,7 @@ static __always_inline void set_next_entity(struct task_struct *p, struct task_c
 	vprot = set_protect_slice(tctx, cpu, feats);
 	tctx->exec_start = p->se.sum_exec_runtime;
 	rq->curr_vruntime = tctx->vruntime;
-	rq->curr_clock = now;
+	rq->curr_clock = rq_clock_task(cpu);
 	rq->curr_deadline = tctx->deadline;
 	rq->curr_vprot = vprot;
 	rq->curr_slice = tctx->slice;

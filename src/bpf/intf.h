@@ -182,6 +182,7 @@ enum sis_stat {
 	STAT_SCHED_IDLE,	/* wakeups placed on a CPU running only SCHED_IDLE tasks (choose_idle_cpu) */
 	STAT_STARVED,		/* tasks queued longer than STARVE_MS, handed to the global DSQ */
 	STAT_HRTICK,		/* runs the HRTICK timer ended before the tick */
+	STAT_HRTICK_ARMED,	/* HRTICK timer armings */
 	NR_SIS_STATS,
 };
 

@@ -664,14 +664,17 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 {
 	s32 cpu = bpf_get_smp_processor_id(), c = -1;
 	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+	struct sis_ctl *feats = lookup_ctl();
 	const struct cpumask *idle;
 	struct task_struct *head;
 
 	if (!valid_cpu(cpu))
 		return;
-	/* entity_tick(): curr's signals and its CPU's, to now */
+	/* entity_tick(): curr's signals and its CPU's, to now; the timer, if due before the next */
 	if (tctx && tctx->pelt_running)
 		pelt_set_curr(tctx, cpu, true, rq_clock_task(cpu));
+	if (feats)
+		hrtick_tick(cpu, feats);
 	if (cpu_dsq_nr_queued(cpu) <= 0) {
 		nohz_balancer_kick(cpu);
 		return;
@@ -769,8 +772,8 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	struct sis_cpu_stats *s;
 
 	if (tctx && feats && valid_cpu(cpu)) {
-		set_next_entity(p, tctx, cpu, feats, rq_clock_task(cpu));
-		/* read back, the clock set_next_entity() stored: fewer verifier states */
+		set_next_entity(p, tctx, cpu, feats);
+		/* the clock set_next_entity() read: the rq is locked, it has not moved */
 		pelt_set_curr(tctx, cpu, true, cfs_rqs[CPU_IDX(cpu)].curr_clock);
 	}
 	if (tctx) {

@@ -97,6 +97,7 @@ counter_table! {
     sched_idle = sis_stat_STAT_SCHED_IDLE,
     starved = sis_stat_STAT_STARVED,
     hrtick = sis_stat_STAT_HRTICK,
+    hrtick_armed = sis_stat_STAT_HRTICK_ARMED,
     migrations = sis_stat_STAT_MIGRATE,
     migrations_llc = sis_stat_STAT_MIGRATE_LLC,
     wake_affine = sis_stat_STAT_WAKE_AFFINE,

@@ -198,14 +198,15 @@ impl Metrics {
         )?;
         writeln!(
             w,
-            "  eevdf: wakeup_preempt {} (of SCHED_IDLE {}, short {}) pick_ineligible {} sched_idle {} starved {} hrtick {}",
+            "  eevdf: wakeup_preempt {} (of SCHED_IDLE {}, short {}) pick_ineligible {} sched_idle {} starved {} hrtick {} (armed {})",
             self.wakeup_preempt,
             self.preempt_idle,
             self.preempt_short,
             self.pick_ineligible,
             self.sched_idle,
             self.starved,
-            self.hrtick
+            self.hrtick,
+            self.hrtick_armed
         )?;
         Ok(())
     }

@@ -183,6 +183,8 @@ pub struct Metrics {
     pub starved: u64,
     #[stat(desc = "Runs the HRTICK timer ended on time, before the tick")]
     pub hrtick: u64,
+    #[stat(desc = "HRTICK timer armings (one interrupt each on 7.0+, where an irq_work does it)")]
+    pub hrtick_armed: u64,
 
     #[stat(desc = "Wakeups placed on a CPU other than prev_cpu")]
     pub migrations: u64,
