@@ -162,19 +162,21 @@ bpf_delta() {
 }
 # cpu_snap: /proc/stat's idle jiffies (iowait included), all jiffies (user to steal),
 # context switches; /proc/interrupts' rescheduling and function call IPIs, local timer
-# interrupts, summed over the CPUs (x86's RES, CAL and LOC rows: 0 where they are absent)
+# interrupts and irq_work interrupts, summed over the CPUs (x86's RES, CAL, LOC and IWI
+# rows: 0 where they are absent)
 cpu_snap() {
 	awk '/^cpu / {t = 0; for (i = 2; i <= 9; i++) t += $i; print $5 + $6, t}
 		/^ctxt/ {print $2}' /proc/stat | tr '\n' ' '
 	awk '$1 == "RES:" || $1 == "CAL:" {for (i = 2; $i ~ /^[0-9]+$/; i++) ipi += $i}
 		$1 == "LOC:" {for (i = 2; $i ~ /^[0-9]+$/; i++) loc += $i}
-		END {print ipi + 0, loc + 0}' /proc/interrupts | tr '\n' ' '
+		$1 == "IWI:" {for (i = 2; $i ~ /^[0-9]+$/; i++) iwi += $i}
+		END {print ipi + 0, loc + 0, iwi + 0}' /proc/interrupts | tr '\n' ' '
 }
 # tbench_run CLIENTS: tbench against the local tbench_srv: mb_s, and what the CPUs did
 # in its timed phase (from "releasing clients" to the first "cleanup" line; /proc/stat,
 # /proc/interrupts): the share of their time idle, and per MB at the MB/s tbench
-# reports the context switches, the IPIs (rescheduling and function call) and the
-# local timer interrupts
+# reports the context switches, the IPIs (rescheduling and function call), the local
+# timer interrupts and the irq_work interrupts
 tbench_run() {
 	tbench -t "$SECS" -c /usr/share/dbench/client.txt "$1" 127.0.0.1 2>&1 | {
 		s0= s1= v=nan
@@ -186,13 +188,14 @@ tbench_run() {
 			esac
 		done
 		[ -n "$s0" ] && [ -n "$s1" ] || { echo "mb_s=$v"; exit; }
+		# $1-$6 the first snapshot, $7 its time, $8-$13 the second, $14 its time, $15 MB/s
 		echo "$s0 $t0 $s1 $t1 $v" | awk '{
-			printf "mb_s=%s", $13
-			if ($8 > $2) printf " idle_pct=%.2f", 100 * ($7 - $1) / ($8 - $2)
-			mb = $13 * ($12 - $6)
-			if ($13 != "nan" && mb > 0)
-				printf " sw_per_mb=%.1f ipi_per_mb=%.2f timer_per_mb=%.2f",
-					($9 - $3) / mb, ($10 - $4) / mb, ($11 - $5) / mb
+			printf "mb_s=%s", $15
+			if ($9 > $2) printf " idle_pct=%.2f", 100 * ($8 - $1) / ($9 - $2)
+			mb = $15 * ($14 - $7)
+			if ($15 != "nan" && mb > 0)
+				printf " sw_per_mb=%.1f ipi_per_mb=%.2f timer_per_mb=%.2f iwi_per_mb=%.2f",
+					($10 - $3) / mb, ($11 - $4) / mb, ($12 - $5) / mb, ($13 - $6) / mb
 			print ""
 		}'
 	}

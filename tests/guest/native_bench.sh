@@ -20,8 +20,9 @@ check exit-0 "exit $rc: $(tail -3 /tmp/nb.txt)" [ $rc = 0 ]
 check header-native "$(grep -m1 '^bench: ' /tmp/nb.txt)" sh -c "grep -q '^bench: native host: .* 8 CPUs in 1 socket(s), 1 LLC(s), 4 cores, SMT on (as the kernel sees it); kernel $(uname -r); cpufreq governor .*; other load before the start: ' /tmp/nb.txt"
 rows() { grep -c "^wakeup,$1," /tmp/nb/wakeup.csv 2>/dev/null; }
 check tables "rows eevdf=$(rows eevdf) sis=$(rows sis) noic=$(rows noic)" sh -c '[ "$(grep -c "^wakeup,sis," /tmp/nb/wakeup.csv)" -ge 2 ] && [ "$(grep -c "^wakeup,eevdf," /tmp/nb/wakeup.csv)" -ge 2 ] && grep -q "vs eevdf\|eevdf" /tmp/nb.txt'
-# the other build ran and is named in the header
-check other-build "rows noic=$(rows noic); $(grep -o 'noic is scx_sis from [^;]*' /tmp/nb.txt | head -1)" sh -c "[ \"\$(grep -c '^wakeup,noic,' /tmp/nb/wakeup.csv)\" -ge 2 ] && grep -q 'noic is scx_sis from $(command -v scx_sis)' /tmp/nb.txt"
+# the other build ran and is named in the header, with the id it prints
+named="noic is scx_sis from $(command -v scx_sis) ($(scx_sis --version | sed 's/^scx_sis //'))"
+check other-build "rows noic=$(rows noic); $(grep -o 'noic is scx_sis from [^;]*' /tmp/nb.txt | head -1)" sh -c "[ \"\$(grep -c '^wakeup,noic,' /tmp/nb/wakeup.csv)\" -ge 2 ] && grep -qF '$named' /tmp/nb.txt"
 # the CSV is long: suite,sched,load,run,metric,value
 ns=$(awk -F, '$2 == "sis" && $5 == "bpf_select_ns" { print $6; exit }' /tmp/nb/wakeup.csv)
 check bpf-stats-without-sysctl "sis bpf_select_ns=${ns:-none}, bpf_stats_enabled=$(cat /proc/sys/kernel/bpf_stats_enabled)" awk -v n="$ns" 'BEGIN { exit !(n != "" && n + 0 > 0) }'

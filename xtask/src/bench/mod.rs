@@ -111,6 +111,23 @@ fn stage_build(i: usize, path: &Path) -> Result<PathBuf> {
     Ok(to)
 }
 
+/// The build id another build prints (`scx_sis 0.1.0-g<sha> ...`): the table header
+/// names it; a file that prints no such line is not an scx_sis build.
+fn build_id(path: &Path) -> Result<String> {
+    let out = std::process::Command::new(path)
+        .arg("--version")
+        .output()
+        .with_context(|| format!("running {} --version", path.display()))?;
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    match id.strip_prefix("scx_sis ") {
+        Some(v) if out.status.success() && !id.contains('\n') => Ok(v.to_string()),
+        _ => bail!(
+            "{}: not an scx_sis build (--version printed '{id}')",
+            path.display()
+        ),
+    }
+}
+
 /// A peer scheduler's binary, installed from crates.io into the cache on first use.
 fn peer(name: &str) -> Result<PathBuf> {
     if !name
@@ -452,7 +469,8 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
         let spec = match sis_at(&spec) {
             Some((path, rest)) => {
                 bins.push(stage_build(i, Path::new(path))?);
-                builds.push(format!("{label} is scx_sis from {path}"));
+                let id = build_id(Path::new(path))?;
+                builds.push(format!("{label} is scx_sis from {path} ({id})"));
                 format!("sis@{i}{rest}")
             }
             None => spec,

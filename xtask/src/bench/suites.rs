@@ -35,6 +35,7 @@ const SW_PER_MB: &str =
 const IPI_PER_MB: &str =
     "rescheduling and function call IPIs per MB (/proc/interrupts, tbench's timed phase)";
 const TIMER_PER_MB: &str = "local timer interrupts per MB (/proc/interrupts, tbench's timed phase)";
+const IWI_PER_MB: &str = "irq_work interrupts per MB (/proc/interrupts, tbench's timed phase)";
 
 pub const SUITES: &[Suite] = &[
     Suite {
@@ -51,6 +52,7 @@ pub const SUITES: &[Suite] = &[
             m("sw_per_mb", SW_PER_MB, false),
             m("ipi_per_mb", IPI_PER_MB, false),
             m("timer_per_mb", TIMER_PER_MB, false),
+            m("iwi_per_mb", IWI_PER_MB, false),
         ],
     },
     Suite {
@@ -62,6 +64,7 @@ pub const SUITES: &[Suite] = &[
             m("sw_per_mb", SW_PER_MB, false),
             m("ipi_per_mb", IPI_PER_MB, false),
             m("timer_per_mb", TIMER_PER_MB, false),
+            m("iwi_per_mb", IWI_PER_MB, false),
         ],
     },
     Suite {

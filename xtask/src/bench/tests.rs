@@ -279,6 +279,31 @@ fn confs_and_presets() {
     assert!(parse_conf("b=sis@").is_err());
     assert!(parse_conf("b=sis@/tmp").is_err());
     assert!(parse_conf(&format!("b=sis@{}:NO X", me.display())).is_err());
+    // the header names another build by the id it prints; anything else is refused
+    let dir = std::env::temp_dir().join(format!("sis-build-id-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = |name: &str, body: &str| {
+        use std::os::unix::fs::PermissionsExt;
+        let f = dir.join(name);
+        std::fs::write(&f, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+        f
+    };
+    let good = script(
+        "good",
+        "echo 'scx_sis 0.1.0-gabc1234 x86_64 (scx_utils 1.1.4)'",
+    );
+    assert_eq!(
+        build_id(&good).unwrap(),
+        "0.1.0-gabc1234 x86_64 (scx_utils 1.1.4)"
+    );
+    let other = script("other", "echo 'scx_cosmos 1.0'");
+    assert!(build_id(&other)
+        .unwrap_err()
+        .to_string()
+        .contains("not an scx_sis build (--version printed 'scx_cosmos 1.0')"));
+    assert!(build_id(&script("fails", "echo 'scx_sis 1'; exit 1")).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
     let seed = preset("seed").unwrap();
     assert_eq!((seed.loads)("tbench", 16), [1, 2, 4, 8, 16, 32, 64]);
     let labels: Vec<String> = SEED_SCHED
