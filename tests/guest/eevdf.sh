@@ -9,7 +9,7 @@
 # taken as idle. Each phase runs its own scx_sis, so its exit totals count that phase
 # alone. CPU 3 is the test CPU.
 . /tests/lib.sh
-plan 14
+plan 15
 C=3
 OTHERS=0-2,4-7
 sst() { cut -d' ' -f"$2" /proc/"$1"/schedstat; }
@@ -77,13 +77,16 @@ stop_sis
 phase /tmp/e3.log -f NO_HRTICK
 set -- $(slice); s_off=$1
 stop_sis
-h_on=$(total hrtick /tmp/e2.log) h_off=$(total hrtick /tmp/e3.log)
+h_on=$(total hrtick /tmp/e2.log) h_off=$(total hrtick /tmp/e3.log) a_on=$(total hrtick_armed /tmp/e2.log)
 echo "# two hogs on CPU $C: $s_on us per timeslice with HRTICK ($h_on timer ends of $n_on timeslices), $s_off us without ($h_off); EEVDF $ke_slice us"
 # The timer ends the run: a run the tick or a wakeup ended first does not count. The
 # figures in us are printed, not checked: a stalled TCG host stretches every timeslice,
 # EEVDF's too (4972 us with both host cores busy, against 2951 idle).
 check slice-ends-before-tick "$h_on timer ends of $n_on timeslices (want >= 80 %)" \
 	[ $((${h_on:-0} * 100)) -ge $((n_on * 80)) ]
+# one arming per run: at the switch when the run ends before the next tick, else at it
+check hrtick-armed-once-per-run "$a_on armings, $h_on timer ends, $n_on timeslices (want ends <= armings <= 1.1 x timeslices + 20)" \
+	[ "${a_on:-0}" -ge "${h_on:-1}" -a "${a_on:-0}" -le $((n_on + n_on / 10 + 20)) ]
 check slice-at-tick-without-hrtick "NO_HRTICK $s_off us, $h_off timer ends (want >= 3400 us: the 4 ms tick, and 0)" \
 	[ "$s_off" -ge 3400 -a "${h_off:-1}" -eq 0 ]
 
