@@ -94,21 +94,23 @@ pub struct BenchOpts {
 }
 
 /// Another build of scx_sis for configuration @i, copied as `scx_sis@i` where the
-/// guest (or, natively, PATH) finds it: bench.sh runs spec `sis@i` with it.
-fn stage_build(i: usize, path: &Path) -> Result<PathBuf> {
+/// guest (or, natively, PATH) finds it: bench.sh runs spec `sis@i` with it. Returns
+/// the copy and the build's id.
+fn stage_build(i: usize, path: &Path) -> Result<(PathBuf, String)> {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(path)
         .with_context(|| format!("reading {}", path.display()))?
         .permissions()
         .mode();
     anyhow::ensure!(mode & 0o111 != 0, "{}: not executable", path.display());
+    let id = build_id(path)?;
     // a folder per bench, so that no copy overwrites its own source or another bench's
     let dir = repo_root().join(format!("target/bench-builds/{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let to = dir.join(format!("scx_sis@{i}"));
     std::fs::copy(path, &to)
         .with_context(|| format!("copying {} to {}", path.display(), to.display()))?;
-    Ok(to)
+    Ok((to, id))
 }
 
 /// The build id another build prints (`scx_sis 0.1.0-g<sha> ...`): the table header
@@ -122,8 +124,9 @@ fn build_id(path: &Path) -> Result<String> {
     match id.strip_prefix("scx_sis ") {
         Some(v) if out.status.success() && !id.contains('\n') => Ok(v.to_string()),
         _ => bail!(
-            "{}: not an scx_sis build (--version printed '{id}')",
-            path.display()
+            "{}: not an scx_sis build (--version printed '{}')",
+            path.display(),
+            id.lines().next().unwrap_or("")
         ),
     }
 }
@@ -468,8 +471,8 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
     for (i, (label, spec)) in confs.into_iter().enumerate() {
         let spec = match sis_at(&spec) {
             Some((path, rest)) => {
-                bins.push(stage_build(i, Path::new(path))?);
-                let id = build_id(Path::new(path))?;
+                let (bin, id) = stage_build(i, Path::new(path))?;
+                bins.push(bin);
                 builds.push(format!("{label} is scx_sis from {path} ({id})"));
                 format!("sis@{i}{rest}")
             }

@@ -303,6 +303,10 @@ fn confs_and_presets() {
         .to_string()
         .contains("not an scx_sis build (--version printed 'scx_cosmos 1.0')"));
     assert!(build_id(&script("fails", "echo 'scx_sis 1'; exit 1")).is_err());
+    // one line: only the first line of what another program prints
+    let many = script("many", "echo 'true 9.1'; echo 'Copyright'");
+    let e = build_id(&many).unwrap_err().to_string();
+    assert!(e.ends_with("(--version printed 'true 9.1')"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
     let seed = preset("seed").unwrap();
     assert_eq!((seed.loads)("tbench", 16), [1, 2, 4, 8, 16, 32, 64]);
