@@ -47,8 +47,9 @@ const fn same(name: &'static str, k_off: &'static str, sis_off: &'static str) ->
 
 /// Every comparison of a kernel switch with scx_sis's, the older ones kept for the
 /// committed results that ran them.
-pub const CALIBRATION: [Calibration; 7] = [
+pub const CALIBRATION: [Calibration; 8] = [
     same("SIS_UTIL (both)", "eevdf:NO_SIS_UTIL", "sis:NO_SIS_UTIL"),
+    same("HRTICK (both)", "eevdf:NO_HRTICK", "sis:NO_HRTICK"),
     same("WA_IDLE (both)", "eevdf:NO_WA_IDLE", "sis:NO_WA_IDLE"),
     same("WA_WEIGHT (both)", "eevdf:NO_WA_WEIGHT", "sis:NO_WA_WEIGHT"),
     same("WA_BIAS (both)", "eevdf:NO_WA_BIAS", "sis:NO_WA_BIAS"),
