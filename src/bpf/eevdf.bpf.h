@@ -439,20 +439,22 @@ static __always_inline bool tick_first(struct sis_cfs_rq *rq, u64 delay)
  * hrtick_start_fair(): with tasks waiting on @cpu, end curr's run @delay ns from now
  * rather than at the next tick (TICK_NSEC is 4 ms at HZ=250, a request 2.8 ms).
  * @flags: BPF_F_TIMER_CPU_PIN when @cpu arms its own, pinned there as the kernel's is.
+ * @at_tick: armed by @cpu's tick, which no tick comes before.
  * differs: the timer ends the run with a preempting kick, in place of the hrtick's
  * resched; one armed at another CPU's enqueue fires on that CPU.
  * differs: not armed for a run that outlasts the next tick, which arms it then
  * (hrtick_tick()): on 7.0+ bpf_timer_start() with interrupts off, as in every
  * sched_ext op, is done by an irq_work, one more interrupt per arming.
  */
-static __always_inline void hrtick_start(s32 cpu, u64 delay, u64 flags, struct sis_ctl *feats)
+static __always_inline void hrtick_start(s32 cpu, u64 delay, u64 flags, struct sis_ctl *feats,
+					 bool at_tick)
 {
 	u32 key = CPU_IDX(cpu);
 	struct sis_cfs_rq *rq = &cfs_rqs[key];
 	struct hrtick_timer *t;
 
 	if (!feat(feats, FEAT_HRTICK) || delay >= tick_ns || READ_ONCE(rq->nr_queued) < 2 ||
-	    tick_first(rq, delay))
+	    (!at_tick && tick_first(rq, delay)))
 		return;
 	t = bpf_map_lookup_elem(&hrtick_timers, &key);
 	if (!t)
@@ -475,7 +477,7 @@ static __always_inline s32 hrtick_init(u32 cpu)
 }
 
 /* Arm @cpu's timer for the rest of curr's protected run, if it has one left. */
-static __always_inline void hrtick_curr(s32 cpu, u64 flags, struct sis_ctl *feats)
+static __always_inline void hrtick_curr(s32 cpu, struct sis_ctl *feats, bool at_tick)
 {
 	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
 	u64 v, vprot = READ_ONCE(rq->curr_vprot);
@@ -485,7 +487,8 @@ static __always_inline void hrtick_curr(s32 cpu, u64 flags, struct sis_ctl *feat
 		return;
 	v = curr_vruntime(rq, cpu);
 	if (time_before(v, vprot))
-		hrtick_start(cpu, calc_delta_wall(vprot - v, w), flags, feats);
+		hrtick_start(cpu, calc_delta_wall(vprot - v, w),
+			     at_tick ? BPF_F_TIMER_CPU_PIN : 0, feats, at_tick);
 }
 
 /*
@@ -495,14 +498,14 @@ static __always_inline void hrtick_curr(s32 cpu, u64 flags, struct sis_ctl *feat
 static __always_inline void hrtick_update(s32 cpu, struct sis_ctl *feats)
 {
 	if (READ_ONCE(cfs_rqs[CPU_IDX(cpu)].nr_queued) == 2)
-		hrtick_curr(cpu, 0, feats);
+		hrtick_curr(cpu, feats, false);
 }
 
 /* At @cpu's tick: a run that ends before the next one gets its timer now. */
 static __always_inline void hrtick_tick(s32 cpu, struct sis_ctl *feats)
 {
 	WRITE_ONCE(cfs_rqs[CPU_IDX(cpu)].tick_stamp, scx_bpf_now());
-	hrtick_curr(cpu, BPF_F_TIMER_CPU_PIN, feats);
+	hrtick_curr(cpu, feats, true);
 }
 
 /*
@@ -530,7 +533,7 @@ static __always_inline void set_next_entity(struct task_struct *p, struct task_c
 	slice = calc_delta_wall(vprot - tctx->vruntime, tctx->weight) ?: 1;
 	if (p->scx.slice != slice)
 		scx_bpf_task_set_slice(p, slice);
-	hrtick_start(cpu, slice, BPF_F_TIMER_CPU_PIN, feats);
+	hrtick_start(cpu, slice, BPF_F_TIMER_CPU_PIN, feats, false);
 }
 
 /*
