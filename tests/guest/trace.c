@@ -339,7 +339,7 @@ static int comm_match(const char *comm, const char *prefix)
 
 struct counts {
 	long wakeups, idle_core, missed_core, idle_cpu, missed_cpu, stacked, nr_idle;
-	long switches, events, lost_snapshots, no_decision, probed;
+	long switches, events, lost_snapshots, no_decision, probed, wakings;
 };
 
 /* One wakeup judged in @dec's LLC (the decision's: target's); @to: where it went. */
@@ -381,8 +381,36 @@ static double per_1k(long n, long d)
 	return d ? 1000.0 * n / d : 0;
 }
 
-/* Replay a trace (tracefs's text) and print the `trace:` line; @probes: decision probes were on. */
-static int replay(FILE *f, const char *prefix, int probes)
+/*
+ * Events the ring buffer discarded rather than overwrote, over every CPU: its
+ * per-CPU stats' "dropped events" and "commit overrun"; 0 in a replay.
+ */
+static long ring_dropped(void)
+{
+	char path[96], line[128];
+	long n = 0, v;
+
+	for (int c = 0; c < nr_cpus; c++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), TRACEFS "per_cpu/cpu%d/stats", c);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "dropped events: %ld", &v) == 1 ||
+			    sscanf(line, "commit overrun: %ld", &v) == 1)
+				n += v;
+		fclose(f);
+	}
+	return n;
+}
+
+/*
+ * Replay a trace (tracefs's text) and print the `trace:` line; @probes: decision probes
+ * were on; @dropped: events the ring buffer discarded (ring_dropped()).
+ */
+static int replay(FILE *f, const char *prefix, int probes, long dropped)
 {
 	static char line[4096];
 	unsigned long long *idle = calloc(words, sizeof(*idle));
@@ -483,6 +511,7 @@ static int replay(FILE *f, const char *prefix, int probes)
 			if (pid <= 0 || pid >= MAX_PID)
 				continue;
 			if (comm && comm_match(comm + 5, prefix)) {
+				k.wakings++;
 				memcpy(row(snaps, pid), idle, snap_size);
 				pend[pid].waking = 1;
 				pend[pid].no_decision = on_rq[pid];
@@ -580,7 +609,7 @@ static int replay(FILE *f, const char *prefix, int probes)
 	       "lost_events=%ld unpaired=%ld no_decision=%ld ran_wakeups=%ld "
 	       "ran_missed_idle_core_per_1k=%.1f ran_missed_idle_cpu_per_1k=%.1f "
 	       "ran_stacked_per_1k=%.1f ran_moved_per_1k=%.1f decision_probe=%d "
-	       "snapshot_at_decision=%ld\n",
+	       "snapshot_at_decision=%ld wakings=%ld dropped_events=%ld\n",
 	       prefix, nlat, pctl(lat, nlat, 0.50), pctl(lat, nlat, 0.90), pctl(lat, nlat, 0.99),
 	       pctl(lat, nlat, 0.999), nlat ? lat[nlat - 1] / 1000.0 : 0, k.wakeups,
 	       per_1k(k.missed_core, k.wakeups), per_1k(k.missed_cpu, k.wakeups),
@@ -588,7 +617,7 @@ static int replay(FILE *f, const char *prefix, int probes)
 	       k.idle_core, k.idle_cpu, k.switches, k.events, lost, k.lost_snapshots,
 	       k.no_decision, kr.wakeups, per_1k(kr.missed_core, kr.wakeups),
 	       per_1k(kr.missed_cpu, kr.wakeups), per_1k(kr.stacked, kr.wakeups),
-	       per_1k(moved, kr.wakeups), probes, k.probed);
+	       per_1k(moved, kr.wakeups), probes, k.probed, k.wakings, dropped);
 	free(lat);
 	free(idle);
 	free(seen);
@@ -614,7 +643,7 @@ static int trace_stop(const char *prefix)
 		perror("trace: " TRACEFS "trace");
 		return 1;
 	}
-	ret = replay(f, prefix, probes);
+	ret = replay(f, prefix, probes, ring_dropped());
 	fclose(f);
 	write_file("set_event", "");
 	decide_probes_off();
@@ -651,7 +680,7 @@ static int trace_replay(const char *path, const char *prefix, const char *topo)
 		perror(path);
 		return 1;
 	}
-	ret = replay(f, prefix, 1);
+	ret = replay(f, prefix, 1, 0);
 	fclose(f);
 	return ret;
 }

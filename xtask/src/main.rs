@@ -356,9 +356,11 @@ mod probe_tests {
     use std::process::Command;
 
     /// What each wakeup of tests/guest/testdata/trace-decision.txt should give.
-    const EXPECTED: [(&str, &str); 8] = [
+    const EXPECTED: [(&str, &str); 10] = [
         ("q_wakeups", "2"),
         ("no_decision", "2"),
+        ("wakings", "4"),
+        ("dropped_events", "0"),
         ("snapshot_at_decision", "2"),
         ("idle_core_existed", "0"),
         ("missed_idle_core_per_1k", "0.0"),
