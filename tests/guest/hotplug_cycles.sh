@@ -79,6 +79,7 @@ sis-probe spin 0 & S0=$!
 sis-probe spin 2 & S2=$!
 sleep 1
 # 100 wakes take 1-2 s: a loop still going after 90 s is dumped while it waits, then ended
+r0=$(grep -c "topology rewritten" /tmp/hc.log)
 sis-probe wake 100 2000 0 >/tmp/w.txt & W=$!
 i=0; while kill -0 $W 2>/dev/null && [ $i -lt 900 ]; do sleep 0.1; i=$((i + 1)); done
 if kill -0 $W 2>/dev/null; then
@@ -87,13 +88,14 @@ if kill -0 $W 2>/dev/null; then
 	kill -9 $W
 fi
 wait $W; wrc=$?
+r1=$(grep -c "topology rewritten" /tmp/hc.log)
 # SysRq-D beside the spinners: the dump carries our lines for a CPU and a task
 scx_dump >/tmp/dump.txt
 check debug-dump "$(grep -c '^ *sis: ' /tmp/dump.txt) lines of ours in $(wc -l </tmp/dump.txt)" \
 	sh -c "grep -q '^ *sis: nr_queued=.* avg_vruntime=' /tmp/dump.txt && grep -q '^ *sis: rq_cpu=' /tmp/dump.txt"
 kill $S0 $S2
 n=0; for c in 4 5 6 7; do n=$((n + $(awk -v c=$c '$1=="cpu" && $2==c {print $3}' /tmp/w.txt | head -1) + 0)); done
-check idle-core-on-cycled-cpus "$n/100 wakeups on the idle cores 4-7, want >= 95 (wake loop exit $wrc)" [ "$n" -ge 95 ]
+check idle-core-on-cycled-cpus "$n/100 wakeups on the idle cores 4-7, want >= 95 (wake loop exit $wrc; by CPU:$(awk '$1=="cpu" {printf " %s:%s", $2, $3}' /tmp/w.txt); topology rewrites during the loop: $((r1 - r0)))" [ "$n" -ge 95 ]
 check same-loader "pid $PID0" kill -0 $PID0
 stop_sis
 check exit-0 "exit $SIS_RC: $(tail -3 /tmp/hc.log)" [ "$SIS_RC" = 0 ]
