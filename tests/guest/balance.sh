@@ -34,12 +34,22 @@ spread() {
 	kill $pinned $extra; wait $pinned $extra 2>/dev/null
 	echo $on0
 }
-# burst TAG: the CPUs the N threads of a fork burst from CPU 0 first ran on (cpu C count)
+# burst TAG: the CPUs the N threads of a fork burst from CPU 0 were placed on
+# (sched_wakeup_new's target_cpu, as cpu C count), and first ran on. The placement is
+# the decision: under TCG a vCPU can wait its turn long enough for a busy balance to
+# move a queued thread before it first runs.
 burst() {
+	local ev=/sys/kernel/tracing/events/sched/sched_wakeup_new/enable
 	hogs
 	sleep 1
-	sis-probe forkburst "$N" 0 >/tmp/burst-$1.txt
+	echo >/sys/kernel/tracing/trace
+	echo 1 >$ev
+	sis-probe forkburst "$N" 0 >/tmp/ran-$1.txt
+	echo 0 >$ev
 	kill $pinned; wait $pinned 2>/dev/null
+	grep 'sched_wakeup_new: comm=sis-probe ' /sys/kernel/tracing/trace |
+		sed 's/.*target_cpu=0*\([0-9]\)/\1/' | sort -n | uniq -c |
+		awk '{print "cpu", $2, $1}' >/tmp/burst-$1.txt
 	echo "# burst under $1 done"
 }
 ncpus() { grep -c '^cpu ' "$1"; }
@@ -93,13 +103,14 @@ burst sis
 stop_sis
 moved=$(($(total lb_smt /tmp/b1.log) + $(total lb_llc /tmp/b1.log)))
 echo "# of 30 samples, a movable hog on CPU 0: EEVDF $k, scx_sis $s ($(totals /tmp/b1.log lb_runs lb_smt lb_llc lb_node lb_sys lb_hot pulls tick_kicks))"
-echo "# $N forks from CPU 0, CPUs first run on: EEVDF $(tr '\n' ' ' </tmp/burst-eevdf.txt); scx_sis $(tr '\n' ' ' </tmp/burst-sis.txt)"
+echo "# $N forks from CPU 0, CPUs placed on: EEVDF $(tr '\n' ' ' </tmp/burst-eevdf.txt); scx_sis $(tr '\n' ' ' </tmp/burst-sis.txt)"
+echo "# and first run on: EEVDF $(tr '\n' ' ' </tmp/ran-eevdf.txt); scx_sis $(tr '\n' ' ' </tmp/ran-sis.txt)"
 check spread-kernel "EEVDF left a movable hog on CPU 0 in $k of 30 samples (the premise)" [ "$k" -le 15 ]
 check spread-sis "scx_sis left a movable hog on CPU 0 in $s of 30 samples" [ "$s" -le 15 ]
 check spread-counted "the busy balance moved $moved tasks within the LLC" [ "$moved" -ge 3 ]
 kb=$(ncpus /tmp/burst-eevdf.txt) sb=$(ncpus /tmp/burst-sis.txt) fl=$(total fork_loaded /tmp/b2.log)
-check fork-spread-kernel "EEVDF's $N forks first ran on $kb CPUs (the premise)" [ "$kb" -ge $((N / 2)) ]
-check fork-spread-sis "scx_sis's $N forks first ran on $sb CPUs" [ "$sb" -ge $((N / 2)) ]
+check fork-spread-kernel "EEVDF placed $N forks on $kb CPUs (the premise; $(awk '{n += $3} END {print n + 0}' /tmp/burst-eevdf.txt) traced)" [ "$kb" -ge $((N / 2)) ]
+check fork-spread-sis "scx_sis placed $N forks on $sb CPUs ($(awk '{n += $3} END {print n + 0}' /tmp/burst-sis.txt) traced)" [ "$sb" -ge $((N / 2)) ]
 check fork-loaded-counted "fork_loaded $fl while the burst ran ($(totals /tmp/b2.log idlest fallback))" [ "${fl:-0}" -ge $((N / 2)) ]
 echo "# two hogs from CPUs 0 and $SIB (siblings), reads on one core of 10: EEVDF $kp, scx_sis $sp ($(totals /tmp/b1.log nohz_kicks lb_active)); from 0 and $FAR: scx_sis $sa ($(totals /tmp/b3.log nohz_kicks lb_active))"
 act=$(total lb_active /tmp/b1.log) act3=$(total lb_active /tmp/b3.log)
