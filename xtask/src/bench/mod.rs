@@ -4,19 +4,23 @@
 //! threads (value per run, average, ratio to the first configuration), CSV, JSON and
 //! one SVG plot per suite under target/bench/.
 
+mod builds;
 mod calibration;
 mod files;
 pub mod headline;
 mod native;
 pub mod parse;
+mod plan;
 mod plot;
 mod report;
 mod stats;
 mod suites;
 
+use builds::{peer, stage_build};
 pub use calibration::*;
 pub use files::*;
 pub use parse::*;
+pub use plan::*;
 pub use report::*;
 pub use stats::*;
 pub use suites::*;
@@ -91,219 +95,6 @@ pub struct BenchOpts {
     native: bool,
     #[command(flatten)]
     guest: GuestOpts,
-}
-
-/// Another build of scx_sis for configuration @i, copied as `scx_sis@i` where the
-/// guest (or, natively, PATH) finds it: bench.sh runs spec `sis@i` with it. Returns
-/// the copy and the build's id.
-fn stage_build(i: usize, path: &Path) -> Result<(PathBuf, String)> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(path)
-        .with_context(|| format!("reading {}", path.display()))?
-        .permissions()
-        .mode();
-    anyhow::ensure!(mode & 0o111 != 0, "{}: not executable", path.display());
-    let id = build_id(path)?;
-    // a folder per bench, so that no copy overwrites its own source or another bench's
-    let dir = repo_root().join(format!("target/bench-builds/{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let to = dir.join(format!("scx_sis@{i}"));
-    std::fs::copy(path, &to)
-        .with_context(|| format!("copying {} to {}", path.display(), to.display()))?;
-    Ok((to, id))
-}
-
-/// The build id another build prints (`scx_sis 0.1.0-g<sha> ...`): the table header
-/// names it; a file that prints no such line is not an scx_sis build.
-fn build_id(path: &Path) -> Result<String> {
-    let out = std::process::Command::new(path)
-        .arg("--version")
-        .output()
-        .with_context(|| format!("running {} --version", path.display()))?;
-    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    match id.strip_prefix("scx_sis ") {
-        Some(v) if out.status.success() && !id.contains('\n') => Ok(v.to_string()),
-        _ => bail!(
-            "{}: not an scx_sis build (--version printed '{}')",
-            path.display(),
-            id.lines().next().unwrap_or("")
-        ),
-    }
-}
-
-/// A peer scheduler's binary, installed from crates.io into the cache on first use.
-fn peer(name: &str) -> Result<PathBuf> {
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        bail!("'{name}' is not a crate name");
-    }
-    let kernels = crate::kernel::cache_dir();
-    let root = kernels.parent().unwrap_or(&kernels).join("peers");
-    let bin = root.join("bin").join(name);
-    if bin.exists() {
-        return Ok(bin);
-    }
-    println!(
-        "bench: installing {name} from crates.io into {} (a few minutes)",
-        root.display()
-    );
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.args(["install", "--locked", "--root"])
-        .arg(&root)
-        .arg(name);
-    if std::env::var_os("BPF_CLANG").is_none() {
-        cmd.env("BPF_CLANG", "clang-19");
-    }
-    let st = cmd.status().context("running cargo install")?;
-    anyhow::ensure!(st.success() && bin.exists(), "cargo install {name} failed");
-    Ok(bin)
-}
-
-fn parse_loads(s: &str) -> Result<Vec<u32>> {
-    s.split(',')
-        .map(|x| {
-            x.trim()
-                .parse()
-                .with_context(|| format!("--loads: '{x}' is not a number"))
-        })
-        .collect()
-}
-
-pub struct Plan {
-    pub suites: Vec<(&'static Suite, Vec<u32>)>,
-    /// The configurations' labels, as the tables name them.
-    pub scheds: Vec<String>,
-    /// What each label runs (same order).
-    pub specs: Vec<String>,
-    pub runs: u32,
-    pub secs: u32,
-    /// Seed of the run order.
-    pub seed: u64,
-    pub warmup: bool,
-}
-
-/// Another build of scx_sis, `sis@PATH[:NO_X+Y]`: its PATH and the rest (`:NO_X+Y` or "").
-pub fn sis_at(spec: &str) -> Option<(&str, &str)> {
-    let rest = spec.strip_prefix("sis@")?;
-    Some(rest.find(':').map_or((rest, ""), |i| rest.split_at(i)))
-}
-
-/// One configuration of --sched: `LABEL=SPEC` or a bare SPEC (its own label).
-pub fn parse_conf(c: &str) -> Result<(String, String)> {
-    let (label, spec) = c.split_once('=').unwrap_or((c, c));
-    let ok = |x: &str| {
-        !x.is_empty()
-            && x.chars()
-                .all(|ch| ch.is_ascii_alphanumeric() || "_-:+.".contains(ch))
-    };
-    // another build's path is checked as a file, the rest as any spec
-    let checked = match sis_at(spec) {
-        Some((path, rest)) => {
-            anyhow::ensure!(
-                label != spec,
-                "--sched: '{c}': another build needs a label, e.g. before=sis@{path}"
-            );
-            anyhow::ensure!(
-                Path::new(path).is_file(),
-                "--sched: '{c}': '{path}' is not a file (a path has no ':' or ',')"
-            );
-            format!("sis{rest}")
-        }
-        None => spec.to_string(),
-    };
-    anyhow::ensure!(
-        ok(label) && ok(&checked),
-        "--sched: '{c}' is not [LABEL=]SPEC (letters, digits, _ - : + .)"
-    );
-    if let Some(f) = spec.strip_prefix("eevdf:") {
-        anyhow::ensure!(
-            !f.is_empty(),
-            "--sched: '{c}': eevdf: needs the kernel's feature names, e.g. eevdf:NO_SIS_UTIL"
-        );
-    }
-    Ok((label.to_string(), spec.to_string()))
-}
-
-impl Plan {
-    /// The order the guest measures in, one entry per scheduler start: `(run,
-    /// configuration index, suite index, loads)`. Run 0 is the warm-up (each
-    /// configuration and suite once, at the middle load, discarded). Within every run
-    /// the configurations, the suites of each and their loads are shuffled by the seed.
-    pub fn schedule(&self) -> Vec<(u32, usize, usize, Vec<u32>)> {
-        let mut rng = Rng::new(self.seed);
-        let mut out = vec![];
-        let first = if self.warmup { 0 } else { 1 };
-        for run in first..=self.runs {
-            let mut confs: Vec<usize> = (0..self.scheds.len()).collect();
-            rng.shuffle(&mut confs);
-            for c in confs {
-                let mut suites: Vec<usize> = (0..self.suites.len()).collect();
-                rng.shuffle(&mut suites);
-                for si in suites {
-                    let all = &self.suites[si].1;
-                    let loads = if run == 0 {
-                        all.get(all.len() / 2).map(|&l| vec![l]).unwrap_or_default()
-                    } else {
-                        let mut l = all.clone();
-                        rng.shuffle(&mut l);
-                        l
-                    };
-                    if !loads.is_empty() {
-                        out.push((run, c, si, loads));
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    /// bench.sh's arguments: RUNS SECS SCHEDS SCHEDULE.
-    fn args(&self) -> Vec<String> {
-        let (confs, sched) = self.confs_and_schedule();
-        vec![self.runs.to_string(), self.secs.to_string(), confs, sched]
-    }
-
-    /// The guest command.
-    fn command(&self) -> String {
-        let a = self.args();
-        format!("sh /tests/bench.sh {} {} '{}' '{}'", a[0], a[1], a[2], a[3])
-    }
-
-    fn confs_and_schedule(&self) -> (String, String) {
-        let confs: Vec<String> = self
-            .scheds
-            .iter()
-            .zip(&self.specs)
-            .map(|(l, s)| format!("{l}={s}"))
-            .collect();
-        let sched: Vec<String> = self
-            .schedule()
-            .iter()
-            .map(|(run, c, si, loads)| {
-                let l: Vec<String> = loads.iter().map(|x| x.to_string()).collect();
-                format!(
-                    "{run} {} {} {}",
-                    confs[*c],
-                    self.suites[*si].0.name,
-                    l.join(",")
-                )
-            })
-            .collect();
-        (confs.join(","), sched.join(";"))
-    }
-
-    /// Rough guest time: every measurement plus a scheduler start and stop.
-    fn timeout_s(&self) -> u64 {
-        let per = self.secs as u64 * 3 + 15;
-        let n: u64 = self
-            .schedule()
-            .iter()
-            .map(|(_, _, _, l)| l.len() as u64 + 1)
-            .sum();
-        300 + per * n
-    }
 }
 
 /// `--from DIR`: the tables of every suite of o.suite (or the preset's) from DIR's data.

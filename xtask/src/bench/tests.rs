@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 //! The bench's unit tests: parsing, tables, statistics, calibration and targets.
 
+use super::builds::build_id;
 use super::*;
 
 fn seed() -> Records {
