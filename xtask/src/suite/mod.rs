@@ -104,25 +104,40 @@ pub(crate) fn suite_kernels() -> Result<TestKernels> {
     })
 }
 
+/// The host CLI tests, the bench smoke boots, the generated documents and the demo: one
+/// guest at a time, so the suite runs them in one worker's slot.
+fn host_phase(tally: &mut Tally, kernels: &[Kernel]) -> Result<()> {
+    host_tests(tally, kernels)?;
+    let me = std::env::current_exe().context("locating the xtask binary")?;
+    bench_smoke(tally, &me, kernels)?;
+    bench_kernel_features(tally, &me, kernels)?;
+    bench_from_data(tally, &me)?;
+    doc_generated(tally, &me)?;
+    demo_smoke(tally, &me, kernels)
+}
+
+/// Adds a finished part's results to the suite's.
+fn merge(into: &mut Tally, part: Tally) {
+    into.passed += part.passed;
+    into.failed.extend(part.failed);
+    into.slow.extend(part.slow);
+    into.rebooted.extend(part.rebooted);
+    into.hung.extend(part.hung);
+}
+
 pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
     let start = Instant::now();
     setup::ensure()?;
     build_scheduler()?;
     let probe = crate::build_probe()?;
     let ks = suite_kernels()?;
-    let kernels = ks.full.clone();
     let mut tally = Tally::default();
+    let phase =
+        move |what: &str| println!("# {what} done at {:.0}s", start.elapsed().as_secs_f64());
+    phase("set-up and build");
     if unit {
         unit_tests(&mut tally)?;
-    }
-    if filter.is_none() {
-        host_tests(&mut tally, &kernels)?;
-        let me = std::env::current_exe().context("locating the xtask binary")?;
-        bench_smoke(&mut tally, &me, &kernels)?;
-        bench_kernel_features(&mut tally, &me, &kernels)?;
-        bench_from_data(&mut tally, &me)?;
-        doc_generated(&mut tally, &me)?;
-        demo_smoke(&mut tally, &me, &kernels)?;
+        phase("unit tests");
     }
     let tests: Vec<VmTest> = vm_tests(&ks)?
         .into_iter()
@@ -135,22 +150,39 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
     }
     let queue = Arc::new(Mutex::new(tests));
     let tally = Arc::new(Mutex::new(tally));
+    // the first worker runs the host phase before it takes VM tests: the other workers
+    // start on the queue (longest first) meanwhile
+    let host: Arc<Mutex<Option<Result<Tally>>>> = Arc::new(Mutex::new(None));
     let workers: Vec<_> = (0..jobs.max(1))
-        .map(|_| {
+        .map(|i| {
             let q = queue.clone();
             let t = tally.clone();
             let probe = probe.clone();
-            std::thread::spawn(move || loop {
-                let next = q.lock().unwrap().pop();
-                match next {
-                    Some(test) => run_vm_test(&test, &probe, &t),
-                    None => break,
+            let host = host.clone();
+            let kernels = ks.full.clone();
+            let with_host = i == 0 && filter.is_none();
+            std::thread::spawn(move || {
+                if with_host {
+                    let mut part = Tally::default();
+                    let r = host_phase(&mut part, &kernels).map(|()| part);
+                    phase("host tests and smoke boots");
+                    *host.lock().unwrap() = Some(r);
+                }
+                loop {
+                    let next = q.lock().unwrap().pop();
+                    match next {
+                        Some(test) => run_vm_test(&test, &probe, &t),
+                        None => break,
+                    }
                 }
             })
         })
         .collect();
     for w in workers {
         let _ = w.join();
+    }
+    if let Some(part) = host.lock().unwrap().take() {
+        merge(&mut tally.lock().unwrap(), part?);
     }
     let tally = tally.lock().unwrap();
     println!("# suite took {:.0}s", start.elapsed().as_secs_f64());
