@@ -101,7 +101,7 @@ scx_dump >/tmp/dump.txt
 check debug-dump "$(grep -c '^ *sis: ' /tmp/dump.txt) lines of ours in $(wc -l </tmp/dump.txt)" \
 	sh -c "grep -q '^ *sis: nr_queued=.* avg_vruntime=' /tmp/dump.txt && grep -q '^ *sis: rq_cpu=' /tmp/dump.txt"
 kill $S0 $S2
-n=0; for c in 4 5 6 7; do n=$((n + $(awk -v c=$c '$1=="cpu" && $2==c {print $3}' /tmp/w.txt | head -1) + 0)); done
+n=$(count /tmp/w.txt 4 5 6 7)
 check idle-core-on-cycled-cpus "$n/100 wakeups on the idle cores 4-7, want >= 95 (wake loop exit $wrc; by CPU:$(awk '$1=="cpu" {printf " %s:%s", $2, $3}' /tmp/w.txt); topology rewrites during the loop: $((r1 - r0)))" [ "$n" -ge 95 ]
 check same-loader "pid $PID0" kill -0 $PID0
 stop_sis

@@ -63,6 +63,13 @@ stop_sis() {
 	wait "$SIS_PID"
 	SIS_RC=$?
 }
+# count FILE CPUS...: the wakeups a probe's `cpu C N` lines put on these CPUs
+count() {
+	local f=$1 n=0 c
+	shift
+	for c in "$@"; do n=$((n + $(awk -v c="$c" '$1=="cpu" && $2==c {print $3}' "$f" | head -1) + 0)); done
+	echo $n
+}
 # total FIELD LOG: a number from the loader's exit line `totals {JSON}` (--totals-json)
 total() { grep -o 'totals {.*' "$2" | tail -1 | grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2; }
 # totals LOG FIELD...: `field=value ...` of those fields, for a test's comment line

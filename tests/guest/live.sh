@@ -7,8 +7,6 @@
 . /tests/lib.sh
 plan 15
 N=${1:-300}
-count() { f=$1; shift; n=0
-	for c in "$@"; do n=$((n + $(awk -v c=$c '$1=="cpu" && $2==c {print $3}' $f | head -1) + 0)); done; echo $n; }
 check set-without-instance "$(scx_sis --set NO_IDLE_CORE 2>&1)" sh -c \
 	'! scx_sis --set NO_IDLE_CORE 2>/tmp/e && grep -q "no running scx_sis" /tmp/e && [ $(grep -c . /tmp/e) = 1 ]'
 sis-probe spin 0 & S0=$!

@@ -20,11 +20,6 @@ run() { # run NAME FEATURES [ARGS]
 	c=""; for f in select_cpu target prev recent idle_core idle_smt idle_cpu fallback wake_affine lost_claims q_wakeups missed_idle_core_per_1k missed_idle_cpu_per_1k stacked_per_1k idle_cpus_mean; do c="$c $f=$(total $f /tmp/p-$1.log)"; done
 	echo "# $1 counters:$c"
 }
-count() { # count FILE CPUS...: wakeups that landed on these CPUs
-	f=$1; shift; n=0
-	for c in "$@"; do n=$((n + $(awk -v c=$c '$1=="cpu" && $2==c {print $3}' $f | head -1) + 0)); done
-	echo $n
-}
 run idle_core ""
 core=$(count /tmp/w-idle_core.txt 4 5 6 7)
 check idle-core-placement "$core/$N wakeups on a whole idle core (4-7), want >= 95%" [ $((core * 100)) -ge $((N * 95)) ]
