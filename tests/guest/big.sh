@@ -31,7 +31,7 @@ sis-probe spin 1 & S1=$!
 sleep 1
 sis-probe wake 200 2000 0 >/tmp/w.txt
 kill $S0 $S1
-n=0; for c in 2 3 4 5 6 7; do n=$((n + $(awk -v c=$c '$1=="cpu" && $2==c {print $3}' /tmp/w.txt | head -1) + 0)); done
+n=$(count /tmp/w.txt 2 3 4 5 6 7)
 check idle-core-in-llc "$n/200 wakeups on a whole idle core of cpu0's LLC (2-7), want >= 190" [ "$n" -ge 190 ]
 if [ $P != 64 ]; then
 	echo 1 >$S/cpu49/online
@@ -43,7 +43,7 @@ if [ $P != 64 ]; then
 	sleep 1
 	sis-probe wake 200 2000 49 >/tmp/w.txt
 	kill $S49
-	n=0; for c in 50 52 54; do n=$((n + $(awk -v c=$c '$1=="cpu" && $2==c {print $3}' /tmp/w.txt | head -1) + 0)); done
+	n=$(count /tmp/w.txt 50 52 54)
 	check idle-core-from-cpu49 "$n/200 wakeups from prev 49 on the idle cores 50, 52, 54, want >= 190" [ "$n" -ge 190 ]
 fi
 stop_sis

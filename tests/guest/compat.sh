@@ -34,7 +34,7 @@ sis-probe spin 0 & S0=$!
 sis-probe spin 2 & S2=$!
 sleep 1
 sis-probe wake 100 2000 0 >/tmp/w.txt
-n=0; for c in 4 5 6 7; do n=$((n + $(awk -v c=$c '$1=="cpu" && $2==c {print $3}' /tmp/w.txt | head -1) + 0)); done
+n=$(count /tmp/w.txt 4 5 6 7)
 check idle-core-placement "$n/100 wakeups on a whole idle core (4-7), want >= 95" [ "$n" -ge 95 ]
 kill $S0 $S2
 scx_sis --set NO_IDLE_CORE >/dev/null

@@ -156,11 +156,20 @@ static void progress(const char *what, int i, int n, long long *next)
 	fprintf(stderr, "sis-probe: %s %d of %d\n", what, i, n);
 }
 
+/* The calling thread's voluntary context switches so far (-1 when unknown). */
+static long voluntary_switches(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? -1 : ru.ru_nvcsw;
+}
+
 static int wake(int n, int us, int cpu)
 {
 	long long next = 0;
 	static long hist[MAX_CPUS];
 	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000L };
+	long blocked = 0;
 
 	/* its own comm, so quality counters and the tracer count this task alone */
 	prctl(PR_SET_NAME, "sis-wake");
@@ -168,7 +177,11 @@ static int wake(int n, int us, int cpu)
 		/* run on CPU, then let the wakeup choose freely: prev_cpu == CPU */
 		pin(cpu);
 		pin(-1);
+		long before = voluntary_switches();
+
 		nanosleep(&ts, NULL);
+		/* a sleep that switched out needed a wakeup (try_to_wake_up) */
+		blocked += voluntary_switches() > before;
 		int where = sched_getcpu();
 		if (where >= 0 && where < MAX_CPUS)
 			hist[where]++;
@@ -182,6 +195,7 @@ static int wake(int n, int us, int cpu)
 	for (int c = 0; c < MAX_CPUS; c++)
 		if (hist[c])
 			printf("cpu %d %ld\n", c, hist[c]);
+	printf("blocked %ld\n", blocked);
 	return 0;
 }
 
