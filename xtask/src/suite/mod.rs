@@ -150,24 +150,22 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
     }
     let queue = Arc::new(Mutex::new(tests));
     let tally = Arc::new(Mutex::new(tally));
-    // the first worker runs the host phase before it takes VM tests: the other workers
-    // start on the queue (longest first) meanwhile
-    let host: Arc<Mutex<Option<Result<Tally>>>> = Arc::new(Mutex::new(None));
+    // the first worker runs the host phase before it takes VM tests, and returns its
+    // results: the other workers start on the queue (longest first) meanwhile
     let workers: Vec<_> = (0..jobs.max(1))
         .map(|i| {
             let q = queue.clone();
             let t = tally.clone();
             let probe = probe.clone();
-            let host = host.clone();
             let kernels = ks.full.clone();
             let with_host = i == 0 && filter.is_none();
             std::thread::spawn(move || {
-                if with_host {
+                let host = with_host.then(|| {
                     let mut part = Tally::default();
                     let r = host_phase(&mut part, &kernels).map(|()| part);
                     phase("host tests and smoke boots");
-                    *host.lock().unwrap() = Some(r);
-                }
+                    r
+                });
                 loop {
                     let next = q.lock().unwrap().pop();
                     match next {
@@ -175,13 +173,17 @@ pub fn run(filter: Option<&str>, jobs: usize, unit: bool) -> Result<i32> {
                         None => break,
                     }
                 }
+                host
             })
         })
         .collect();
+    let mut host = None;
     for w in workers {
-        let _ = w.join();
+        if let Ok(Some(part)) = w.join() {
+            host = Some(part);
+        }
     }
-    if let Some(part) = host.lock().unwrap().take() {
+    if let Some(part) = host {
         merge(&mut tally.lock().unwrap(), part?);
     }
     let tally = tally.lock().unwrap();
