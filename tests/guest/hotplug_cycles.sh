@@ -1,20 +1,26 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# suite: hotplug-cycles 1:4:2 lines 400
+# suite: hotplug-cycles 1:4:2 every 400
+# suite: hotplug-cycles-short 1:4:2 others 300 -- short
 # hotplug_cycles.sh: 5 offline/online cycles while hackbench runs (CPU 0's sibling,
-# both whole cores 4-5 and 6-7 among them), then 6 back-to-back cycles. scx_sis has
+# both whole cores 4-5 and 6-7 among them), then 6 back-to-back cycles; with `short`
+# (the lines outside the full suite) the first two, a sibling and a whole core. scx_sis has
 # ops.cpu_online/offline, so the kernel keeps it loaded: the state, sampled every half
 # second from the first cycle to the end, reads enabled throughout, there is one attach,
 # the topology in status.json matches sysfs after each cycle, and the cycled CPUs take
 # wakeups through the idle-core step again; SysRq-D's dump carries scx_sis's lines.
 # With `refused` (kernel.rs REFUSED) it asserts the one-line refusal.
 . /tests/lib.sh
-if [ "$1" = refused ]; then
+if [ "$1" = refused ] || [ "$2" = refused ]; then
 	plan 1
 	scx_sis >/tmp/hc.log 2>&1
 	check refused-exit-1 "exit $?: $(tail -1 /tmp/hc.log)" grep -q "pahole older than 1.26" /tmp/hc.log
 	exit 0
 fi
 plan 12
+CYCLES='1 "4 5" 3 "6 7" 2'
+[ "$1" = short ] && CYCLES='1 "4 5"'
+# the CPUs the cycles take off and on, plus the 6 back-to-back; one hotplug each way
+pairs=$(($(eval "echo $CYCLES" | wc -w) + 6))
 S=/sys/devices/system/cpu
 T0=$(date +%s)
 # el: seconds since the script began, for the progress lines
@@ -38,7 +44,8 @@ scx_sis --set NO_RECENT_USED >/dev/null
 ( for i in $(seq 1 400); do hackbench -g 1 -l 40 >/dev/null 2>&1 || echo "hackbench failed" >>/tmp/hb.err; [ -e /tmp/stop ] && break; done; echo done >/tmp/hb.done ) &
 ( while [ ! -e /tmp/stop_sampling ]; do echo "$(state) $(status attaches)"; sleep 0.5; done >/tmp/samples ) &
 cycle=0
-for cpus in 1 "4 5" 3 "6 7" 2; do
+eval "set -- $CYCLES"
+for cpus; do
 	cycle=$((cycle + 1))
 	for c in $cpus; do echo 0 >$S/cpu$c/online; done
 	matches "cycle $cycle offline $cpus"
@@ -69,12 +76,13 @@ echo "# $n state samples, $off not 'enabled' with one attach; hotplugs $(status 
 check always-enabled "$off of $n half-second samples not enabled with 1 attach: $(grep -v '^enabled 1$' /tmp/samples | sort | uniq -c | head -3)" \
 	sh -c "[ $n -ge 10 ] && [ $off = 0 ]"
 check one-attach "attaches $(status attaches), restarts $(status restarts)" [ "$(status attaches)" = 1 ]
-check hotplugs-counted "hotplugs $(status hotplugs), want 26 (7 offline/online pairs in the cycles, 6 back-to-back)" [ "$(status hotplugs)" = 26 ]
-check view-matches-sysfs "$bad_views of 11 checks did not match within 5 s" [ $bad_views = 0 ]
+check hotplugs-counted "hotplugs $(status hotplugs), want $((pairs * 2)) ($pairs offline/online pairs, 6 of them back-to-back)" [ "$(status hotplugs)" = $((pairs * 2)) ]
+check view-matches-sysfs "$bad_views of $((cycle * 2 + 1)) checks did not match within 5 s" [ $bad_views = 0 ]
 check workload-finished "$(cat /tmp/hb.err 2>/dev/null)" sh -c '[ -e /tmp/hb.done ] && [ ! -s /tmp/hb.err ]'
 check set-kept "$(scx_sis --set 2>&1)" sh -c 'scx_sis --set | grep -q "^WAKE_AFFINE WA_IDLE WA_WEIGHT WA_BIAS WAKE_WIDE IDLE_CORE IDLE_SMT NO_RECENT_USED SIS_UTIL NO_IDLE_KICK NO_SIS_AVG_CPU NO_SIS_PROP PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT WAKEUP_PREEMPTION DELAY_DEQUEUE $KHRTICK $KNI$"'
 # cores 0-1 busy (one thread each): a task whose prev is CPU 0 wakes onto the whole
-# idle cores 4-5 and 6-7 (CPUs 5 and 7 went off and on 3 times, 4 and 6 once)
+# idle cores 4-5 and 6-7 (CPUs 5 and 7 went off and on 3 times, 4 and 6 once; with
+# `short` 5 and 7 twice, 4 once)
 sis-probe spin 0 & S0=$!
 sis-probe spin 2 & S2=$!
 # 100 wakes take 1-2 s: a loop still going after 90 s is dumped while it waits, then

@@ -15,10 +15,12 @@ sleep 1
 tbench -t 2 -c /usr/share/dbench/client.txt 2 127.0.0.1 >/dev/null 2>&1
 # snap FILE: pid, migrations and switches of each tbench client and server process
 # (one cat over every /proc/PID/sched, which skips the tasks gone meanwhile: a process
-# per task would take seconds in TCG). A file opens with "comm (pid, #threads: n)".
+# per task would take seconds in TCG), read as SCHED_FIFO: at normal priority the
+# reader waits behind 4x the CPUs in tasks, 20 s or more a read. A file opens with
+# "comm (pid, #threads: n)".
 snap() {
-	cat /proc/[0-9]*/sched 2>/dev/null |
-		awk '/ \([0-9]+, #threads: / { keep = ($1 == "tbench" || $1 == "tbench_srv"); pid = $2 }
+	sis-probe rt sh -c 'cat /proc/[0-9]*/sched 2>/dev/null | awk "$1"' snap \
+		'/ \([0-9]+, #threads: / { keep = ($1 == "tbench" || $1 == "tbench_srv"); pid = $2 }
 		keep && /^se.nr_migrations/ { m[pid] = $3 } keep && /^nr_switches/ { s[pid] = $3 }
 		END { for (p in s) print p, m[p], s[p] }' >"$1"
 }

@@ -319,6 +319,20 @@ static int fifo(int cpu, int secs)
 	return 0;
 }
 
+/* Run @argv as SCHED_FIFO priority 1: a reader that a busy machine does not starve. */
+static int rt(char **argv)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+
+	if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+		perror("sched_setscheduler");
+		return 2;
+	}
+	execvp(argv[0], argv);
+	perror(argv[0]);
+	return 2;
+}
+
 static void spin_us(int us);
 static long ts_us(const struct timespec *a, const struct timespec *b);
 
@@ -1502,6 +1516,12 @@ static int cmd_opname(int n, char **a)
 	return opname(n, a);
 }
 
+static int cmd_rt(int n, char **a)
+{
+	(void)n;
+	return rt(a);
+}
+
 static const struct cmd cmds[] = {
 	{ "spin", 1, 2, "CPU [NICE]",
 	  "busy loop pinned to CPU, forever", cmd_spin },
@@ -1519,6 +1539,8 @@ static const struct cmd cmds[] = {
 	  "hold N idle connections to SOCK for SECS", cmd_idle },
 	{ "fifo", 2, 2, "CPU SECS",
 	  "SCHED_FIFO busy loop pinned to CPU for SECS", cmd_fifo },
+	{ "rt", 1, 64, "CMD [ARG...]",
+	  "run CMD as SCHED_FIFO priority 1, so that a busy machine does not starve it", cmd_rt },
 	{ "rtwake", 3, 3, "CPU N US",
 	  "a SCHED_FIFO task on CPU wakes N times, US us apart, and runs 1 ms each time", cmd_rtwake },
 	{ "rtsteal", 2, 2, "CPU MS",

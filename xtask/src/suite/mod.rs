@@ -327,9 +327,13 @@ mod tests {
             parse_spec("c.sh", "c 1:4:2 lines 300").unwrap().on,
             On::Lines
         );
+        assert_eq!(
+            parse_spec("c.sh", "c 1:4:2 others 300").unwrap().on,
+            On::Others
+        );
         assert!(parse_spec("x.sh", "x 1:4:2 sometimes 10")
             .unwrap_err()
-            .contains("every, newest or lines"));
+            .contains("every, newest, lines or others"));
         assert!(parse_spec("x.sh", "x 1:0:2 every 10").is_err());
         assert!(parse_spec("x.sh", "x 1:4:2 every")
             .unwrap_err()
@@ -342,6 +346,50 @@ mod tests {
         names.dedup();
         assert_eq!(n, names.len(), "a suite name is declared twice");
         assert!(names.contains(&"fidelity") && names.contains(&"hotplug-cycles"));
+    }
+
+    #[test]
+    fn others_are_the_lines_outside_the_full_suite() {
+        use crate::kernel::{refused, Kernel, LINES, LTS_LINE};
+        let k = |v: &str| Kernel {
+            version: v.to_string(),
+            vmlinuz: "/k".into(),
+            config: "/c".into(),
+        };
+        let lts = LINES.iter().find(|(l, _)| *l == LTS_LINE).unwrap().1;
+        let newest = LINES.last().unwrap().1;
+        let ks = super::TestKernels {
+            full: vec![k(lts), k(newest)],
+            lines: LINES.iter().map(|(_, v)| k(v)).collect(),
+            skipped: Vec::new(),
+        };
+        let v = vm_tests(&ks).unwrap();
+        let on = |prefix: &str| -> Vec<&str> {
+            v.iter()
+                .filter(|t| {
+                    t.name
+                        .strip_prefix(prefix)
+                        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+                })
+                .map(|t| t.kernel.version.as_str())
+                .collect()
+        };
+        assert_eq!(on("hotplug-cycles-"), vec![lts, newest]);
+        let short = on("hotplug-cycles-short-");
+        assert_eq!(short.len(), LINES.len() - 2, "{short:?}");
+        assert!(!short.contains(&lts) && !short.contains(&newest));
+        // a refused line gets the argument `refused` after the spec's own
+        for t in v
+            .iter()
+            .filter(|t| t.name.starts_with("hotplug-cycles-short-"))
+        {
+            let want = if refused(&t.kernel.version).is_some() {
+                " short refused"
+            } else {
+                " short"
+            };
+            assert!(t.cmd.ends_with(want), "{}: {}", t.name, t.cmd);
+        }
     }
 
     #[test]

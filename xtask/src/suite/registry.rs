@@ -17,12 +17,16 @@ pub(crate) enum On {
     /// Every supported line (kernel::LINES); on a refused line the script gets the
     /// argument `refused` and asserts the refusal.
     Lines,
+    /// The supported lines outside the full suite's (refused ones as with `Lines`): a
+    /// lighter variant of a test the full suite runs whole.
+    Others,
 }
 
 /// One `# suite:` line of a guest script: a VM test, declared beside the checks it runs.
-/// `# suite: NAME TOPOLOGY every|newest|lines TIMEOUT_S [numa] [numadist=N] [rc=N] [-- ARGS]` runs
-/// `sh /tests/SCRIPT ARGS` in a guest of that topology on the full suite's kernels,
-/// the newest one, or every supported line (named NAME-VERSION unless newest),
+/// `# suite: NAME TOPOLOGY every|newest|lines|others TIMEOUT_S [numa] [numadist=N] [rc=N] [-- ARGS]`
+/// runs `sh /tests/SCRIPT ARGS` in a guest of that topology on the full suite's kernels,
+/// the newest one, every supported line, or the lines outside the full suite (named
+/// NAME-VERSION unless newest),
 /// expecting exit status N (default 0).
 #[derive(Debug, PartialEq)]
 pub(crate) struct Spec {
@@ -48,7 +52,7 @@ pub(crate) fn parse_spec(script: &str, line: &str) -> Result<Spec, String> {
     let f: Vec<&str> = head.split_whitespace().collect();
     let [name, topo, kernels, timeout, rest @ ..] = f.as_slice() else {
         return Err(format!(
-            "{script}: `# suite: {line}` needs NAME TOPOLOGY every|newest|lines TIMEOUT_S"
+            "{script}: `# suite: {line}` needs NAME TOPOLOGY every|newest|lines|others TIMEOUT_S"
         ));
     };
     topo.parse::<Topology>()
@@ -57,9 +61,10 @@ pub(crate) fn parse_spec(script: &str, line: &str) -> Result<Spec, String> {
         "every" => On::Every,
         "newest" => On::Newest,
         "lines" => On::Lines,
+        "others" => On::Others,
         k => {
             return Err(format!(
-                "{script}: suite {name}: kernels '{k}' is not every, newest or lines"
+                "{script}: suite {name}: kernels '{k}' is not every, newest, lines or others"
             ))
         }
     };
@@ -132,9 +137,15 @@ pub(crate) fn vm_tests(ks: &TestKernels) -> Result<Vec<VmTest>> {
             On::Every => ks.full.iter().collect(),
             On::Newest => vec![newest],
             On::Lines => ks.lines.iter().collect(),
+            On::Others => ks
+                .lines
+                .iter()
+                .filter(|k| ks.full.iter().all(|f| f.version != k.version))
+                .collect(),
         };
         for k in on {
-            let refused = s.on == On::Lines && kernel::refused(&k.version).is_some();
+            let refused =
+                matches!(s.on, On::Lines | On::Others) && kernel::refused(&k.version).is_some();
             v.push(VmTest {
                 name: if s.on == On::Newest {
                     s.name.clone()
