@@ -85,14 +85,17 @@ static __always_inline bool pull_from_core(s32 self)
 	return false;
 }
 
+#define PULL_TAKEN	1	/* pull_from_llc(): a task was taken */
+#define PULL_WAITING	2	/* some CPU queue of the LLC other than @self's held a task */
+
 /*
  * One level of sched_balance_newidle() over LLC @llc (@lvl: @self's own LLC, one of
  * its node, or further): the busiest CPU queue first (find_busiest_queue()), then any
- * other whose waiting tasks may move here (can_migrate_task()).
- * *@waiting: some CPU queue of the LLC other than @self's held a task.
+ * other whose waiting tasks may move here (can_migrate_task()). Global, as the
+ * readers are: the verifier checks it once, not in every pass of its callers' loops.
  * differs: "busiest" is the most tasks waiting, not the highest weighted load.
  */
-static __always_inline bool pull_from_llc(u32 llc, s32 self, u32 lvl, bool *waiting)
+__noinline int pull_from_llc(u32 llc, s32 self, u32 lvl)
 {
 	u32 off = llc_off[LLC_IDX(llc)], nr = llc_nr[LLC_IDX(llc)], i;
 	s32 busiest = -1, most = 0;
@@ -109,17 +112,16 @@ static __always_inline bool pull_from_llc(u32 llc, s32 self, u32 lvl, bool *wait
 		}
 	}
 	if (busiest < 0)
-		return false;
-	*waiting = true;
+		return 0;
 	if (detach_one(busiest, self, lvl))
-		return true;
+		return PULL_TAKEN | PULL_WAITING;
 	bpf_for(i, 0, nr) {
 		s32 c = llc_cpus[CPU_IDX(off + i)];
 
 		if (c != self && c != busiest && detach_one(c, self, lvl))
-			return true;
+			return PULL_TAKEN | PULL_WAITING;
 	}
-	return false;
+	return PULL_WAITING;
 }
 
 /* The first CPU in @idle and @allowed other than @self, in LLC @llc or (NO_LLC) anywhere. */
@@ -220,7 +222,10 @@ static __always_inline bool balance_own_llc(s32 cpu, u32 llc, u64 cpu_dsq, u64 l
 	}
 	/* the LLC level reads every queue of the LLC, the siblings' too */
 	if (!pulled && ni_level(cpu, SD_LVL_LLC)) {
-		pulled = pull_from_llc(llc, cpu, SD_LVL_LLC, &waiting);
+		int r = pull_from_llc(llc, cpu, SD_LVL_LLC);
+
+		pulled = r & PULL_TAKEN;
+		waiting = r & PULL_WAITING;
 		ni_done(cpu, SD_LVL_LLC, pulled);
 		unseen = false;
 	}
@@ -256,19 +261,20 @@ static __always_inline bool own_queues(s32 cpu, u64 cpu_dsq, u64 llc_dsq)
 }
 
 /* Another LLC's queues, for a CPU about to idle: its shared DSQ, then its busiest CPU's. */
-static __always_inline bool balance_llc(u32 llc, s32 self, u32 lvl)
+__noinline bool balance_llc(u32 llc, s32 self, u32 lvl)
 {
 	u32 *hint = &llc_ctxs[LLC_IDX(llc)].overloaded;
-	bool waiting = false;
+	int r;
 
 	clear_overloaded(hint);
-	if (llc_dsq_move_to_local(LLC_DSQ_BASE + llc) || pull_from_llc(llc, self, lvl, &waiting)) {
+	if (llc_dsq_move_to_local(LLC_DSQ_BASE + llc)) {
 		WRITE_ONCE(*hint, 1);
 		return true;
 	}
-	if (waiting || llc_dsq_nr_queued(LLC_DSQ_BASE + llc) > 0)
+	r = pull_from_llc(llc, self, lvl);
+	if (r || llc_dsq_nr_queued(LLC_DSQ_BASE + llc) > 0)
 		WRITE_ONCE(*hint, 1);
-	return false;
+	return r & PULL_TAKEN;
 }
 
 /*
@@ -290,7 +296,7 @@ static __always_inline bool others_overloaded(u32 my_llc, bool known)
 }
 
 /* Another LLC's hint made true: cleared, and set again if a task waits there. */
-static __always_inline bool llc_waiting(u32 llc)
+__noinline bool llc_waiting(u32 llc)
 {
 	u32 *hint = &llc_ctxs[LLC_IDX(llc)].overloaded, off = llc_off[LLC_IDX(llc)], i;
 
