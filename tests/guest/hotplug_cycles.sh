@@ -3,11 +3,11 @@
 # suite: hotplug-cycles-short 1:4:2 others 300 -- short
 # hotplug_cycles.sh: 5 offline/online cycles while hackbench runs (CPU 0's sibling,
 # both whole cores 4-5 and 6-7 among them), then 6 back-to-back cycles; with `short`
-# (the lines outside the full suite) the first two, a sibling and a whole core. scx_sis has
-# ops.cpu_online/offline, so the kernel keeps it loaded: the state, sampled every half
-# second from the first cycle to the end, reads enabled throughout, there is one attach,
-# the topology in status.json matches sysfs after each cycle, and the cycled CPUs take
-# wakeups through the idle-core step again; SysRq-D's dump carries scx_sis's lines.
+# (the lines outside the full suite) the first two, a sibling and a whole core.
+# scx_sis has ops.cpu_online/offline, so the kernel keeps it loaded: the state, sampled
+# every half second from the first cycle to the end, reads enabled throughout, there is
+# one attach, the topology in status.json matches sysfs after each cycle, and the cycled
+# CPUs take wakeups through the idle-core step again; SysRq-D's dump carries our lines.
 # With `refused` (kernel.rs REFUSED) it asserts the one-line refusal.
 . /tests/lib.sh
 if [ "$1" = refused ] || [ "$2" = refused ]; then

@@ -26,8 +26,7 @@ pub(crate) enum On {
 /// `# suite: NAME TOPOLOGY every|newest|lines|others TIMEOUT_S [numa] [numadist=N] [rc=N] [-- ARGS]`
 /// runs `sh /tests/SCRIPT ARGS` in a guest of that topology on the full suite's kernels,
 /// the newest one, every supported line, or the lines outside the full suite (named
-/// NAME-VERSION unless newest),
-/// expecting exit status N (default 0).
+/// NAME-VERSION unless newest), expecting exit status N (default 0).
 #[derive(Debug, PartialEq)]
 pub(crate) struct Spec {
     pub(crate) name: String,
