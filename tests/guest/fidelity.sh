@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# suite: fidelity 1:4:2 newest 500
+# suite: fidelity 1:4:2 newest 600
 # fidelity.sh: 1:4:2 guest (cores 0-1 2-3 4-5 6-7). Each path around the search does
 # what fair.c does: a wakeup that finds nothing idle waits on target (no kick with the
 # default features) and is rescued only by an idle balance; the sync rule; a forked
