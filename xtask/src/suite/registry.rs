@@ -41,6 +41,8 @@ pub(crate) struct Spec {
     /// `numadist=N`: the SLIT distance between every two nodes (with `numa`).
     pub(crate) numa_distance: Option<u32>,
     pub(crate) cmd: String,
+    /// On a refused line: the script with the one argument `refused`, its own dropped.
+    pub(crate) refused_cmd: String,
 }
 
 pub(crate) fn parse_spec(script: &str, line: &str) -> Result<Spec, String> {
@@ -98,6 +100,7 @@ pub(crate) fn parse_spec(script: &str, line: &str) -> Result<Spec, String> {
         maxcpus,
         numa_distance,
         cmd: format!("sh /tests/{script}{args}"),
+        refused_cmd: format!("sh /tests/{script} refused"),
     })
 }
 
@@ -157,7 +160,7 @@ pub(crate) fn vm_tests(ks: &TestKernels) -> Result<Vec<VmTest>> {
                 numa_distance: s.numa_distance,
                 maxcpus: s.maxcpus,
                 cmd: if refused {
-                    format!("{} refused", s.cmd)
+                    s.refused_cmd.clone()
                 } else {
                     s.cmd.clone()
                 },
