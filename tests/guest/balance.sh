@@ -14,6 +14,9 @@ NODES=$(ls -d /sys/devices/system/node/node* | wc -l)
 if [ "$NODES" -gt 1 ]; then plan 16; else plan 12; fi
 N=$(nproc)
 hogs() { pinned=""; for c in $(seq 0 $((N - 1))); do sis-probe spin "$c" & pinned="$pinned $!"; done; }
+# cpu_of PID: CPU=the CPU the task last ran on (field 39 of its stat). No fork: with
+# every vCPU busy each fork of the reader waits its turn behind the hogs.
+cpu_of() { read -r l <"/proc/$1/stat"; set -- $l; shift 38; CPU=$1; }
 # spread: the number of 30 samples (10 reads, 0.5 s apart, of three tasks) that found a
 # movable hog on CPU 0, 2 s after the three were let go
 spread() {
@@ -26,7 +29,7 @@ spread() {
 	echo "# spread: sampling" >&2
 	on0=0
 	for i in $(seq 10); do
-		for p in $extra; do [ "$(cut -d' ' -f39 /proc/"$p"/stat)" = 0 ] && on0=$((on0 + 1)); done
+		for p in $extra; do cpu_of "$p"; [ "$CPU" = 0 ] && on0=$((on0 + 1)); done
 		# a line now and then: with every vCPU busy a slow guest is not a hung one
 		[ $((i % 5)) = 0 ] && echo "# spread: $i of 10 reads" >&2
 		sleep 0.5
@@ -143,8 +146,6 @@ cores_on() {
 }
 # NODE_<cpu>: each CPU's node, read once
 for c in $(seq 0 $((N - 1))); do eval "NODE_$c=$(node_of "$c")"; done
-# cpu_of PID: CPU=the CPU the task last ran on (field 39 of its stat; no fork)
-cpu_of() { read -r l <"/proc/$1/stat"; set -- $l; shift 38; CPU=$1; }
 # nodes NODE CPU...: a hog started on each CPU; the 10 reads of how many are off NODE.
 # The shell that reads sits on another node meanwhile and its reads fork nothing: a
 # reader on the hogs' node makes a third task there, an imbalance of 3 that

@@ -38,7 +38,8 @@ sis-probe spin 2 & Q4=$!; sis-probe spin 2 & Q5=$!
 (hackbench -g 2 -l 2000 >/dev/null 2>&1 &)
 sleep 1
 : >/tmp/dsq.txt
-for i in 1 2 3 4; do scx_dump | grep -o 'sis: nr_queued=.*' >>/tmp/dsq.txt; sleep 0.5; done
+# (the reader runs as SCHED_FIFO: behind the churn each of its forks waits its turn)
+sis-probe rt sh -c '. /tests/lib.sh; for i in 1 2 3 4; do scx_dump | grep -o "sis: nr_queued=.*" >>/tmp/dsq.txt; sleep 0.5; done'
 kill $Q1 $Q2 $Q3 $Q4 $Q5; killall hackbench 2>/dev/null; wait $Q1 $Q2 $Q3 $Q4 $Q5 2>/dev/null
 dq=$(awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 	n++; if (v["dsq"] > 0) w++; if (v["counted"] + 0 < v["dsq"] + 0) bad++ }

@@ -35,15 +35,17 @@ kill $spins; wait $spins 2>/dev/null
 
 # 2. three CPUs busy, hackbench with 8 tasks on the rest: what waits is pulled by a CPU going idle or after a tick kick,
 # never kicked at enqueue; with IDLE_KICK the enqueue kicks.
-sis-probe spin 0 & S0=$!; sis-probe spin 2 & S2=$!; sis-probe spin 4 & S4=$!
+# (the spinners start after each load: under TCG a loader beside busy vCPUs waits
+# behind each of them)
 for mode in balance idle_kick; do
 	if [ $mode = idle_kick ]; then sis $mode -f IDLE_KICK; else sis $mode; fi
+	sis-probe spin 0 & S0=$!; sis-probe spin 2 & S2=$!; sis-probe spin 4 & S4=$!
 	hb=$(hackloop 10)
 	sis-probe pingpong 1000 >/dev/null
+	kill $S0 $S2 $S4; wait $S0 $S2 $S4 2>/dev/null
 	stop_sis
 	echo "# $mode: $hb hackbench rounds; $(totals /tmp/f-$mode.log select_cpu fallback cpu_queued shared pulls steals tick_kicks idle_kicks reenq queued_wakeup)"
 done
-kill $S0 $S2 $S4; wait $S0 $S2 $S4 2>/dev/null
 check balance-no-idle-kick "idle_kicks=$(tot balance idle_kicks)" [ "$(tot balance idle_kicks)" = 0 ]
 check balance-pulls "pulls=$(tot balance pulls) tick_kicks=$(tot balance tick_kicks)" [ "$(tot balance pulls)" -gt 0 ]
 check idle-kick-kicks "idle_kicks=$(tot idle_kick idle_kicks) shared=$(tot idle_kick shared)" [ "$(tot idle_kick idle_kicks)" -gt 0 -a "$(tot idle_kick shared)" -gt 0 ]
@@ -58,11 +60,12 @@ sis sync_alone
 sis-probe syncwake $R 0 6 >/tmp/sync-alone.txt
 stop_sis
 cat /tmp/sync-alone.txt
-sis-probe spin 0 & S0=$!
 sis sync_busy
+sis-probe spin 0 & S0=$!
+sleep 1
 sis-probe syncwake $R 0 6
-stop_sis
 kill $S0; wait $S0 2>/dev/null
+stop_sis
 a=$(tot sync_alone wake_affine); sa=$(tot sync_alone select_cpu)
 b=$(tot sync_busy wake_affine); sb=$(tot sync_busy select_cpu)
 echo "# sync: alone wake_affine $a of $sa select_cpu; with a waiting task $b of $sb"
@@ -75,14 +78,18 @@ check sync-busy-not-affine "wake_affine=$b of select_cpu=$sb, want < $((R / 10))
 # recent_used_cpu 7 is idle, so RECENT_USED takes it there; without it the idle-core
 # walk from CPU 3 finds core 4-5 first.
 F=200
-sis-probe spin 2 & S2=$!
 sis recent
+sis-probe spin 2 & S2=$!
+sleep 1
 sis-probe forkwake $F 2000 7 2 >/tmp/fw-recent.txt
+kill $S2; wait $S2 2>/dev/null
 stop_sis
 sis no_recent -f NO_RECENT_USED
+sis-probe spin 2 & S2=$!
+sleep 1
 sis-probe forkwake $F 2000 7 2 >/tmp/fw-no_recent.txt
-stop_sis
 kill $S2; wait $S2 2>/dev/null
+stop_sis
 on7() { awk '$1=="cpu" && $2==7 {print $3}' $1 | grep . || echo 0; }
 r=$(on7 /tmp/fw-recent.txt); nr=$(on7 /tmp/fw-no_recent.txt)
 echo "# fork: children woke on CPU 7 $r/$F with RECENT_USED (recent=$(tot recent recent)): $(tr '\n' ' ' </tmp/fw-recent.txt); $nr/$F without: $(tr '\n' ' ' </tmp/fw-no_recent.txt)"

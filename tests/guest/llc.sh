@@ -67,8 +67,11 @@ check no-affine-keeps-prev "E $(at $E /tmp/l-sis_noaff-alone.txt) of $R" [ "$(at
 # CPU of its LLC, and never an idle core of the other LLC. SIS_UTIL off on both sides:
 # at this utilisation it cuts the walk to nothing (fallback on target) in both.
 B=$(l3_of $W | cut -d- -f2)
-spins=""
-for c in $(seq 1 $B); do sis-probe spin $c & spins="$spins $!"; done
+# spinners: one pinned to each CPU of W's LLC but W; unspin stops them. scx_sis starts
+# while they are stopped: under TCG a loader beside busy vCPUs waits behind each one.
+spinners() { spins=""; for c in $(seq 1 $B); do sis-probe spin $c & spins="$spins $!"; done; }
+unspin() { kill $spins; wait $spins 2>/dev/null; }
+spinners
 P=$((B / 2 + 1))
 FEAT=/sys/kernel/debug/sched/features
 # EEVDF with SIS_UTIL on: the cut walk falls back to the busy target. Both runs are
@@ -92,11 +95,14 @@ sis-probe trace stop sis-wake >/tmp/l-tr-noutil.txt
 echo "# search: EEVDF without SIS_UTIL or DELAY_DEQUEUE done"
 echo SIS_UTIL >$FEAT
 echo DELAY_DEQUEUE >$FEAT
+unspin
 sis search -f NO_SIS_UTIL
+spinners
+sleep 1
 sis-probe wake 300 2000 $P >/tmp/l-sis-wake.txt
 echo "# search: scx_sis NO_SIS_UTIL done"
 stop_sis
-kill $spins; wait $spins 2>/dev/null
+unspin
 for n in eevdf sis; do echo "# $n: wakeups from CPU $P: $(in_llc $W /tmp/l-$n-wake.txt) of 300 in W's LLC, $(at $W /tmp/l-$n-wake.txt) on W, histogram$(grep '^#' /tmp/l-$n-wake.txt | cut -d: -f2-)"; done
 echo "# sis search: $(totals /tmp/l-search.log select_cpu idle_core idle_smt idle_cpu fallback migrations_llc)"
 check search-in-llc-eevdf "$(in_llc $W /tmp/l-eevdf-wake.txt) of 300 in W's LLC" [ "$(in_llc $W /tmp/l-eevdf-wake.txt)" -ge 270 ]
