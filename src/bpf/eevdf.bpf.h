@@ -586,6 +586,46 @@ static __always_inline u64 keep_slice(struct task_ctx *tctx, s32 cpu, u64 v, boo
 	return calc_delta_wall(vprot - v, tctx->weight) ?: 1;
 }
 
+#define PICK_TAKEN	1	/* pick_queued(): a queued task moved to the local DSQ */
+#define PICK_SHARED	2	/* pick_queued(): the LLC's shared head is earlier: take it */
+
+/*
+ * pick_eevdf()'s walk of @cpu's queue: the first eligible task wins unless prev
+ * (@prev_ok) has an earlier deadline @prev_dl, or the shared head an earlier key
+ * @shared_key (@has_shared). Global: the verifier checks the loop once, not once per
+ * caller state. Returns PICK_TAKEN, PICK_SHARED or 0 (nothing queued beats prev).
+ */
+__noinline int pick_queued(s32 cpu, u32 prev_ok, u64 prev_dl, u32 has_shared, u64 shared_key)
+{
+	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
+	struct task_ctx *qctx;
+	struct task_struct *q;
+	bool skipped = false;
+
+	rq->walked = 0;
+	bpf_for_each(scx_dsq, q, CPU_DSQ_BASE + cpu, 0) {
+		if (++rq->walked > PICK_SCAN_MAX)
+			break;
+		qctx = bpf_task_storage_get(&task_ctxs, q, 0, 0);
+		if (!qctx)
+			continue;
+		/* prev's deadline is earlier than this one's and every later one's */
+		if (prev_ok && !time_before(qctx->deadline, prev_dl))
+			break;
+		if (!vruntime_eligible(cpu, qctx->vruntime)) {
+			skipped = true;
+			continue;
+		}
+		if (has_shared && time_before(shared_key, rel_key(qctx->deadline, cpu)))
+			return PICK_SHARED;
+		if (skipped)
+			stat_inc(STAT_PICK_INELIGIBLE);
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, q, SCX_DSQ_LOCAL, 0))
+			return PICK_TAKEN;
+	}
+	return 0;
+}
+
 /*
  * pick_eevdf() for a CPU about to switch: the earliest eligible deadline among its
  * queue and prev (ops.dispatch runs while prev is still curr, before ops.stopping).
@@ -597,10 +637,11 @@ static __always_inline bool pick_eevdf(s32 cpu, struct task_struct *prev, u64 ll
 				       struct sis_ctl *feats)
 {
 	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
-	struct task_ctx *ptctx = NULL, *qctx;
-	struct task_struct *q, *shared;
-	u64 prev_v = 0, prev_dl = 0, rel;
-	bool prev_ok = false, renewed = false, skipped = false;
+	struct task_ctx *ptctx = NULL;
+	struct task_struct *shared;
+	u64 prev_v = 0, prev_dl = 0, key = 0;
+	bool prev_ok = false, renewed = false;
+	int picked;
 
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && READ_ONCE(rq->curr_weight))
 		ptctx = bpf_task_storage_get(&task_ctxs, prev, 0, 0);
@@ -619,32 +660,16 @@ static __always_inline bool pick_eevdf(s32 cpu, struct task_struct *prev, u64 ll
 		prev_ok = vruntime_eligible(cpu, prev_v);
 	}
 	shared = __COMPAT_scx_bpf_dsq_peek(llc_dsq);
-	rq->walked = 0;
-	bpf_for_each(scx_dsq, q, CPU_DSQ_BASE + cpu, 0) {
-		if (++rq->walked > PICK_SCAN_MAX)
-			break;
-		qctx = bpf_task_storage_get(&task_ctxs, q, 0, 0);
-		if (!qctx)
-			continue;
-		/* prev's deadline is earlier than this one's and every later one's */
-		if (prev_ok && !time_before(qctx->deadline, prev_dl))
-			break;
-		if (!vruntime_eligible(cpu, qctx->vruntime)) {
-			skipped = true;
-			continue;
-		}
-		rel = rel_key(qctx->deadline, cpu);
-		if (shared && time_before(shared->scx.dsq_vtime, rel))
-			return scx_bpf_dsq_move_to_local(llc_dsq, 0);
-		if (skipped)
-			stat_inc(STAT_PICK_INELIGIBLE);
-		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, q, SCX_DSQ_LOCAL, 0))
-			return true;
-	}
-	if (!prev_ok)
+	if (shared)
+		key = shared->scx.dsq_vtime;
+	picked = pick_queued(cpu, prev_ok, prev_dl, shared != NULL, key);
+	if (picked == PICK_TAKEN)
+		return true;
+	if (picked == PICK_SHARED)
+		return scx_bpf_dsq_move_to_local(llc_dsq, 0);
+	if (!prev_ok || !ptctx)
 		return false;
-	rel = rel_key(prev_dl, cpu);
-	if (shared && time_before(shared->scx.dsq_vtime, rel) &&
+	if (shared && time_before(key, rel_key(prev_dl, cpu)) &&
 	    scx_bpf_dsq_move_to_local(llc_dsq, 0))
 		return true;
 	ptctx->deadline = prev_dl;
