@@ -6,8 +6,8 @@
 # by any other wakee, a BATCH or IDLE wakee preempts nothing else and waits, a shorter
 # request preempts (PREEMPT_SHORT), a sleeper beside a hog wakes as fast as under EEVDF,
 # and WAKEUP_PREEMPTION off preempts nothing; a CPU running only SCHED_IDLE work is
-# taken as idle. Each phase runs its own scx_sis, so its exit totals count that phase
-# alone. CPU 3 is the test CPU.
+# taken as idle. One scx_sis runs every phase (a feature a phase turns off is turned
+# off live); a phase's counts are a monitor's over it. CPU 3 is the test CPU.
 . /tests/lib.sh
 plan 15
 C=3
@@ -45,9 +45,6 @@ napwith() {
 	kill $H; wait $H 2>/dev/null
 }
 p50() { echo "$1" | sed -n 's/.* p50=\([0-9-]*\) .*/\1/p'; }
-phase() { # phase LOG ARGS...: a fresh scx_sis for one measurement
-	start_sis "$@" || fail "start-$1" "$(tail -3 "$1")"
-}
 
 # EEVDF's own figures first, in this guest
 set -- $(ratio -20 0); ke_a=$1 ke_b=$2
@@ -58,9 +55,8 @@ k_nb=$(napwith normal batch 0)
 echo "# EEVDF: SCHED_IDLE hog + normal napper: $(napwith idle normal 0)"
 echo "# EEVDF: normal hog + normal napper: $k_nn; + BATCH napper: $k_nb"
 
-phase /tmp/e1.log
+start_sis /tmp/e.log || fail start "$(tail -3 /tmp/e.log)"
 set -- $(ratio -20 0); a=$1 b=$2
-stop_sis
 # ratios as integers x100; EEVDF's (weights 88761:1024) is about 87
 r_sis=$((a * 100 / (b > 0 ? b : 1))) r_k=$((ke_a * 100 / (ke_b > 0 ? ke_b : 1)))
 echo "# scx_sis: nice -20 vs 0: $a vs $b ms, ratio $((r_sis / 100)) against EEVDF's $((r_k / 100))"
@@ -71,12 +67,10 @@ echo "# scx_sis: nice -20 vs 0: $a vs $b ms, ratio $((r_sis / 100)) against EEVD
 check nice-ratio-as-eevdf "ratio $r_sis/100 against EEVDF's $r_k/100 (want within 0.5x-2x)" \
 	[ $((r_sis * 10)) -ge $((r_k * 5)) -a $((r_sis * 10)) -le $((r_k * 20)) ]
 
-phase /tmp/e2.log
-set -- $(slice); s_on=$1 n_on=$2
-stop_sis
-phase /tmp/e3.log -f NO_HRTICK
-set -- $(slice); s_off=$1
-stop_sis
+set -- $(counted /tmp/e2.log slice); s_on=$1 n_on=$2
+scx_sis --set NO_HRTICK >/dev/null
+set -- $(counted /tmp/e3.log slice); s_off=$1
+scx_sis --set $KHRTICK >/dev/null
 h_on=$(total hrtick /tmp/e2.log) h_off=$(total hrtick /tmp/e3.log) a_on=$(total hrtick_armed /tmp/e2.log)
 echo "# two hogs on CPU $C: $s_on us per timeslice with HRTICK ($h_on timer ends of $n_on timeslices), $s_off us without ($h_off); EEVDF $ke_slice us"
 # The timer ends the run: a run the tick or a wakeup ended first does not count. The
@@ -84,65 +78,59 @@ echo "# two hogs on CPU $C: $s_on us per timeslice with HRTICK ($h_on timer ends
 # EEVDF's too (4972 us with both host cores busy, against 2951 idle).
 check slice-ends-before-tick "$h_on timer ends of $n_on timeslices (want >= 80 %)" \
 	[ $((${h_on:-0} * 100)) -ge $((n_on * 80)) ]
-# one arming per run: at the switch when the run ends before the next tick, else at it
-check hrtick-armed-once-per-run "$a_on armings, $h_on timer ends, $n_on timeslices (want ends <= armings <= 1.1 x timeslices + 20)" \
-	[ "${a_on:-0}" -ge "${h_on:-1}" -a "${a_on:-0}" -le $((n_on + n_on / 10 + 20)) ]
+# one arming per run: at the switch when the run ends before the next tick, else at it.
+# The count is every CPU's: the monitor, the loader and kworkers arm too (1665 armings
+# for the hogs' 1470 timeslices in one run), where arming twice a run would double it.
+check hrtick-armed-once-per-run "$a_on armings, $h_on timer ends, $n_on timeslices (want ends <= armings <= 1.3 x timeslices + 50)" \
+	[ "${a_on:-0}" -ge "${h_on:-1}" -a "${a_on:-0}" -le $((n_on * 13 / 10 + 50)) ]
 check slice-at-tick-without-hrtick "NO_HRTICK $s_off us, $h_off timer ends (want >= 3400 us: the 4 ms tick, and 0)" \
 	[ "$s_off" -ge 3400 -a "${h_off:-1}" -eq 0 ]
 
-phase /tmp/e4.log
-n=$(napwith idle normal 0)
-stop_sis
+n=$(counted /tmp/e4.log napwith idle normal 0)
 p=$(total preempt_idle /tmp/e4.log)
 echo "# SCHED_IDLE hog + normal napper: $n; preempt_idle $p"
 check sched-idle-curr-preempted "preempt_idle=$p of 200 wakeups (want >= 150)" [ "${p:-0}" -ge 150 ]
 
 # an IDLE napper waits about 130 ms a wakeup (weight 3 against 1024): 10 of them
-phase /tmp/e5.log
-n=$(napwith normal idle 0 10)
-n2=$(napwith normal batch 0)
-stop_sis
-p=$(total wakeup_preempt /tmp/e5.log) b=$(p50 "$n2") kb=$(p50 "$k_nb")
+n=$(counted /tmp/e5a.log napwith normal idle 0 10)
+n2=$(counted /tmp/e5b.log napwith normal batch 0)
+p=$(($(total wakeup_preempt /tmp/e5a.log) + $(total wakeup_preempt /tmp/e5b.log))) b=$(p50 "$n2") kb=$(p50 "$k_nb")
 echo "# normal hog + IDLE napper: $n; + BATCH napper: $n2 (EEVDF p50 $kb us); wakeup_preempt $p"
 check idle-batch-wakee-no-preempt "wakeup_preempt=$p over 210 IDLE and BATCH wakeups (want < 60: each would preempt without the rule; the rest are other tasks' wakeups)" [ "${p:-99}" -lt 60 ]
 check batch-wakee-waits "BATCH napper p50 $b us (EEVDF $kb us; want >= 600: it waits for curr's request)" [ "${b:-0}" -ge 600 ]
 
-phase /tmp/e6.log
-n=$(napwith idle batch 0)
-stop_sis
+n=$(counted /tmp/e6.log napwith idle batch 0)
 p=$(total preempt_idle /tmp/e6.log)
 echo "# SCHED_IDLE hog + BATCH napper: $n; preempt_idle $p"
 check batch-wakee-preempts-idle "preempt_idle=$p of 200 (want >= 150)" [ "${p:-0}" -ge 150 ]
 
-phase /tmp/e7.log
-n=$(napwith normal normal 100)
-stop_sis
+n=$(counted /tmp/e7.log napwith normal normal 100)
 p=$(total preempt_short /tmp/e7.log)
 echo "# normal hog + napper with a 100 us request: $n; preempt_short $p"
 check preempt-short "preempt_short=$p of 200 (want >= 100)" [ "${p:-0}" -ge 100 ]
 
-phase /tmp/e8.log
-n=$(napwith normal normal 0)
-stop_sis
+n=$(counted /tmp/e8.log napwith normal normal 0)
 p=$(total wakeup_preempt /tmp/e8.log) s=$(p50 "$n") k=$(p50 "$k_nn")
 echo "# normal hog + normal napper: $n (EEVDF p50 $k us); wakeup_preempt $p"
 check napper-latency-as-eevdf "p50 $s us against EEVDF's $k us (want <= max(3x, +500 us))" \
 	[ "${s:-99999}" -le $((k * 3 > k + 500 ? k * 3 : k + 500)) ]
 
-phase /tmp/e9.log -f NO_WAKEUP_PREEMPTION
-n=$(napwith idle normal 0)
-stop_sis
+scx_sis --set NO_WAKEUP_PREEMPTION >/dev/null
+n=$(counted /tmp/e9.log napwith idle normal 0)
+scx_sis --set WAKEUP_PREEMPTION >/dev/null
 p=$(total wakeup_preempt /tmp/e9.log)
 echo "# NO_WAKEUP_PREEMPTION, SCHED_IDLE hog + normal napper: $n; wakeup_preempt $p"
 check no-wakeup-preemption-off "wakeup_preempt=$p (want 0)" [ "${p:-99}" = 0 ]
 
 # a SCHED_IDLE hog on every CPU: free wakeups find those CPUs idle (choose_idle_cpu)
-phase /tmp/e10.log
-H=
-for c in $(seq 0 7); do sis-probe hog $c idle 0 & H="$H $!"; done
-sleep 1
-sis-probe wake 200 2000 0 >/dev/null
-kill $H; wait $H 2>/dev/null
+idlehogs() {
+	H=
+	for c in $(seq 0 7); do sis-probe hog $c idle 0 & H="$H $!"; done
+	sleep 1
+	sis-probe wake 200 2000 0 >/dev/null
+	kill $H; wait $H 2>/dev/null
+}
+counted /tmp/e10.log idlehogs
 stop_sis
 si=$(total sched_idle /tmp/e10.log) fb=$(total fallback /tmp/e10.log)
 echo "# SCHED_IDLE hogs on all CPUs: sched_idle=$si fallback=$fb of $(total select_cpu /tmp/e10.log) select_cpu"

@@ -74,6 +74,27 @@ count() {
 total() { grep -o 'totals {.*' "$2" | tail -1 | grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2; }
 # totals LOG FIELD...: `field=value ...` of those fields, for a test's comment line
 totals() { local f=$1 k; shift; for k in "$@"; do printf '%s=%s ' "$k" "$(total "$k" "$f")"; done; }
+# counted LOG CMD...: run CMD while a monitor of the running scx_sis (on CPU 0) reads
+# it every 0.5 s; LOG gets one `totals {...}` line with each counter summed over the
+# monitor's intervals (from before CMD to after it), read by `total FIELD LOG`
+counted() {
+	local log=$1 mon i=0
+	shift
+	taskset -c 0 scx_sis --monitor 0.5 --json >"$log.mon" 2>&1 &
+	mon=$!
+	# the first interval starts when the monitor connects, so before CMD
+	while [ ! -s "$log.mon" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+	"$@"
+	sleep 1
+	kill $mon; wait $mon 2>/dev/null
+	awk '/^\{/ { if (steps == "" && match($0, /"steps":"[^"]*"/)) steps = substr($0, RSTART, RLENGTH)
+		while (match($0, /"[a-z_0-9]+":[0-9]+[,}]/)) {
+			kv = substr($0, RSTART + 1, RLENGTH - 2); $0 = substr($0, RSTART + RLENGTH)
+			split(kv, a, "\":"); if (!(a[1] in s)) k[n++] = a[1]; s[a[1]] += a[2] } }
+		END { printf "totals {%s", steps; sep = steps == "" ? "" : ","
+			for (i = 0; i < n; i++) { printf "%s\"%s\":%d", sep, k[i], s[k[i]]; sep = "," }
+			print "}" }' "$log.mon" >"$log"
+}
 # identity LOG: the placement steps (the totals name them) sum to select_cpu exactly
 identity() {
 	local sum=0 f calls steps
