@@ -74,6 +74,25 @@ count() {
 total() { grep -o 'totals {.*' "$2" | tail -1 | grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2; }
 # totals LOG FIELD...: `field=value ...` of those fields, for a test's comment line
 totals() { local f=$1 k; shift; for k in "$@"; do printf '%s=%s ' "$k" "$(total "$k" "$f")"; done; }
+# spin_on CPU...: a busy loop pinned to each CPU (their PIDs in SPINS), back once each
+# is on its CPU (at most 5 s each: under TCG beside busy vCPUs an exec can take seconds)
+spin_on() {
+	local c i l
+	SPINS=""
+	for c in "$@"; do
+		sis-probe spin "$c" &
+		SPINS="$SPINS $!"
+		i=0
+		while [ $i -lt 50 ]; do
+			read -r l <"/proc/$!/stat" || break
+			set -- $l
+			shift 38
+			[ "$1" = "$c" ] && break
+			sleep 0.1
+			i=$((i + 1))
+		done
+	done
+}
 # counted LOG CMD...: run CMD while a monitor of the running scx_sis (on CPU 0) reads
 # it every 0.5 s; LOG gets one `totals {...}` line with each counter summed over the
 # monitor's intervals (from before CMD to after it), read by `total FIELD LOG`
