@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # suite: hotplug-cycles 1:4:2 every 500
-# suite: hotplug-cycles-short 1:4:2 others 300 -- short
+# suite: hotplug-cycles-short 1:4:2 others 400 -- short
 # hotplug_cycles.sh: 5 offline/online cycles while hackbench runs (CPU 0's sibling,
 # both whole cores 4-5 and 6-7 among them), then 6 back-to-back cycles; with `short`
 # (the lines outside the full suite) the first two, a sibling and a whole core.

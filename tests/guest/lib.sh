@@ -93,6 +93,27 @@ spin_on() {
 		done
 	done
 }
+# watched SECS CMD...: run CMD; one still going after SECS s gets sched_ext's dump
+# printed on stderr (as # lines) while it waits, and is then killed. For a loop that
+# takes seconds: a task left waiting shows in the dump.
+watched() {
+	local secs=$1 pid wd rc
+	shift
+	"$@" &
+	pid=$!
+	(
+		sleep "$secs"
+		kill -0 $pid 2>/dev/null || exit 0
+		echo "# '$*' not done in $secs s; sched_ext's dump:"
+		scx_dump | sed 's/^/# /'
+		kill -9 $pid
+	) >&2 &
+	wd=$!
+	wait $pid
+	rc=$?
+	kill $wd 2>/dev/null
+	return $rc
+}
 # counted LOG CMD...: run CMD while a monitor of the running scx_sis (on CPU 0) reads
 # it every 0.5 s; LOG gets one `totals {...}` line with each counter summed over the
 # monitor's intervals (from before CMD to after it), read by `total FIELD LOG`
