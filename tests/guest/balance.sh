@@ -14,9 +14,6 @@ NODES=$(ls -d /sys/devices/system/node/node* | wc -l)
 if [ "$NODES" -gt 1 ]; then plan 16; else plan 12; fi
 N=$(nproc)
 hogs() { pinned=""; for c in $(seq 0 $((N - 1))); do sis-probe spin "$c" & pinned="$pinned $!"; done; }
-# cpu_of PID: CPU=the CPU the task last ran on (field 39 of its stat). No fork: with
-# every vCPU busy each fork of the reader waits its turn behind the hogs.
-cpu_of() { read -r l <"/proc/$1/stat"; set -- $l; shift 38; CPU=$1; }
 # spread: the number of 30 samples (10 reads, 0.5 s apart, of three tasks) that found a
 # movable hog on CPU 0, 2 s after the three were let go
 spread() {

@@ -74,20 +74,19 @@ count() {
 total() { grep -o 'totals {.*' "$2" | tail -1 | grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2; }
 # totals LOG FIELD...: `field=value ...` of those fields, for a test's comment line
 totals() { local f=$1 k; shift; for k in "$@"; do printf '%s=%s ' "$k" "$(total "$k" "$f")"; done; }
+# cpu_of PID: CPU=the CPU the task last ran on (field 39 of its stat). No fork: with
+# every vCPU busy each fork of a reader waits its turn behind the busy ones.
+cpu_of() { CPU=; read -r l <"/proc/$1/stat" || return 1; set -- $l; shift 38; CPU=$1; }
 # spin_on CPU...: a busy loop pinned to each CPU (their PIDs in SPINS), back once each
 # is on its CPU (at most 5 s each: under TCG beside busy vCPUs an exec can take seconds)
 spin_on() {
-	local c i l
+	local c i
 	SPINS=""
 	for c in "$@"; do
 		sis-probe spin "$c" &
 		SPINS="$SPINS $!"
 		i=0
-		while [ $i -lt 50 ]; do
-			read -r l <"/proc/$!/stat" || break
-			set -- $l
-			shift 38
-			[ "$1" = "$c" ] && break
+		while cpu_of $! && [ "$CPU" != "$c" ] && [ $i -lt 50 ]; do
 			sleep 0.1
 			i=$((i + 1))
 		done
