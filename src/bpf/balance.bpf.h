@@ -756,7 +756,8 @@ static __always_inline int active_balance(s32 dst, s32 src, u32 lvl)
 
 	if (!rq || rq->nr_running != rq->scx.nr_running)
 		return ACTIVE_PINNED;
-	if (READ_ONCE(c->push_mark) && now - READ_ONCE(c->push_at) < PUSH_TTL_NS)
+	/* signed: push_at is another CPU's clock, which may run ahead of this one's */
+	if (READ_ONCE(c->push_mark) && time_before(now, READ_ONCE(c->push_at) + PUSH_TTL_NS))
 		return ACTIVE_PENDING;
 	curr = rq->curr;
 	if (!curr || !curr->pid || curr->nr_cpus_allowed == 1 || curr->migration_disabled ||
@@ -777,7 +778,7 @@ static __always_inline u64 push_mark_for(struct task_struct *p, s32 cpu)
 	u64 mark = READ_ONCE(c->push_mark);
 
 	if (!mark || (u32)(mark >> 32) != (u32)p->pid ||
-	    scx_bpf_now() - READ_ONCE(c->push_at) >= PUSH_TTL_NS)
+	    !time_before(scx_bpf_now(), READ_ONCE(c->push_at) + PUSH_TTL_NS))
 		return 0;
 	return mark;
 }
@@ -987,7 +988,7 @@ static __always_inline bool balance_level(s32 cpu, u32 lvl, u64 now, u64 *next)
 		return true;
 	if (!sd->balance_interval)
 		sd->balance_interval = weight;
-	if (now - sd->last_balance >= sd_interval_ns(sd->balance_interval, true)) {
+	if (!time_before(now, sd->last_balance + sd_interval_ns(sd->balance_interval, true))) {
 		stat_inc(STAT_LB_RUNS);
 		ret = sched_balance_rq_at(cpu, lvl);
 		if (ret > 0)
@@ -1047,7 +1048,7 @@ static __always_inline bool balance_idle_level(s32 cpu, u32 lvl, u64 now, u64 *n
 		return true;
 	if (!sd->balance_interval)
 		sd->balance_interval = weight;
-	if (now - sd->last_balance >= sd_interval_ns(sd->balance_interval, false)) {
+	if (!time_before(now, sd->last_balance + sd_interval_ns(sd->balance_interval, false))) {
 		src = sched_balance_rq_idle_at(cpu, lvl);
 		sd->last_balance = now;
 		if (src >= 0) {

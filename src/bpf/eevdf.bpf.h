@@ -432,7 +432,7 @@ static __always_inline bool tick_first(struct sis_cfs_rq *rq, u64 delay)
 {
 	u64 stamp = READ_ONCE(rq->tick_stamp), now = scx_bpf_now();
 
-	return stamp && now - stamp < tick_ns && now + delay > stamp + tick_ns;
+	return stamp && time_before(now, stamp + tick_ns) && now + delay > stamp + tick_ns;
 }
 
 /*

@@ -856,7 +856,8 @@ static __always_inline void rescue_starved(s32 cpu, u64 now)
 		if (++cfs_rqs[CPU_IDX(cpu)].walked > PICK_SCAN_MAX)
 			break;
 		qctx = bpf_task_storage_get(&task_ctxs, q, 0, 0);
-		if (!qctx || now - qctx->queued_at < STARVE_MS * 1000000ULL)
+		/* signed: the stamp is another CPU's clock, which may run ahead of this one's */
+		if (!qctx || time_before(now, qctx->queued_at + STARVE_MS * 1000000ULL))
 			continue;
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, q, SCX_DSQ_GLOBAL, 0))
 			stat_inc(STAT_STARVED);

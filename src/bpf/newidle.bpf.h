@@ -128,7 +128,7 @@ static __always_inline bool update_newidle_cost(struct sd_ctx *sd, u64 cost, u32
 	if (cost > sd->max_newidle_lb_cost) {
 		sd->max_newidle_lb_cost = cost;
 		sd->last_decay_max_lb_cost = now;
-	} else if (now - sd->last_decay_max_lb_cost > NSEC_PER_SEC_) {
+	} else if (time_before(sd->last_decay_max_lb_cost + NSEC_PER_SEC_, now)) {
 		sd->max_newidle_lb_cost = sd->max_newidle_lb_cost * 253 / 256;
 		sd->last_decay_max_lb_cost = now;
 		return true;
