@@ -119,7 +119,7 @@ watched() {
 counted() {
 	local log=$1 mon i=0
 	shift
-	taskset -c 0 scx_sis --monitor 0.5 --json >"$log.mon" 2>&1 &
+	taskset -c "${COUNT_CPU:-0}" scx_sis --monitor 0.5 --json >"$log.mon" 2>&1 &
 	mon=$!
 	# the first interval starts when the monitor connects, so before CMD
 	while [ ! -s "$log.mon" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
