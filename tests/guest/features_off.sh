@@ -2,7 +2,7 @@
 # suite: features-off 1:4:2 newest 400
 # features_off.sh: each feature switched off drives its step's counter to zero.
 . /tests/lib.sh
-plan 19
+plan 20
 # load NAME FEATURES: scx_sis under a mixed wakeup load, CPU 0 busy. The spinner starts
 # once scx_sis is up: beside it the verifier, most of a start, runs at half speed.
 load() {
@@ -25,6 +25,8 @@ check on-idle-core "idle_core=$(total idle_core /tmp/f-all.log)" [ "$(total idle
 check on-recent "recent=$(total recent /tmp/f-all.log)" [ "$(total recent /tmp/f-all.log)" -gt 0 ]
 check on-sis-util "sis_util_cut=$(total sis_util_cut /tmp/f-all.log)" [ "$(total sis_util_cut /tmp/f-all.log)" -gt 0 ]
 check on-wake-affine "wake_affine=$(total wake_affine /tmp/f-all.log)" [ "$(total wake_affine /tmp/f-all.log)" -gt 0 ]
+# beside one pinned spinner no task waits the starvation rescue's 5 s
+check none-starved "starved=$(total starved /tmp/f-all.log)" [ "$(total starved /tmp/f-all.log)" = 0 ]
 load no_recent NO_RECENT_USED
 check off-recent "recent=$(total recent /tmp/f-no_recent.log)" [ "$(total recent /tmp/f-no_recent.log)" = 0 ]
 load no_core NO_IDLE_CORE
