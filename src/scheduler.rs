@@ -171,13 +171,24 @@ impl<'a> Scheduler<'a> {
         }
         self.hotplug_seen = seq;
         let start = Instant::now();
-        let topo = match topo::SisTopology::read_settled(ids) {
-            Ok(t) => t,
-            Err(e) => {
-                warn!("{SCHEDULER_NAME}: CPU hotplug: topology not read ({e:#}); keeping the last one");
-                return Ok(());
+        // a read that a whole off-and-on cycle crossed mixes both states (the CPU's
+        // siblings without it, itself with them): read again while callbacks ran during it
+        let (mut topo, mut before) = (None, seq);
+        for _ in 0..5 {
+            match topo::SisTopology::read_settled(ids) {
+                Ok(t) => topo = Some(t),
+                Err(e) => {
+                    warn!("{SCHEDULER_NAME}: CPU hotplug: topology not read ({e:#}); keeping the last one");
+                    return Ok(());
+                }
             }
-        };
+            let after = Self::hotplug_seq(&self.skel)?;
+            if after == before {
+                break;
+            }
+            before = after;
+        }
+        let topo = topo.context("no topology read")?;
         let b = self.skel.maps.bss_data.as_mut().context("BPF bss")?;
         topo.write_maps(b);
         self.online = topo.online();
