@@ -173,22 +173,28 @@ impl<'a> Scheduler<'a> {
         let start = Instant::now();
         // a read that a whole off-and-on cycle crossed mixes both states (the CPU's
         // siblings without it, itself with them): read again while callbacks ran during it
-        let (mut topo, mut before) = (None, seq);
-        for _ in 0..5 {
-            match topo::SisTopology::read_settled(ids) {
-                Ok(t) => topo = Some(t),
-                Err(e) => {
-                    warn!("{SCHEDULER_NAME}: CPU hotplug: topology not read ({e:#}); keeping the last one");
-                    return Ok(());
-                }
+        let read = |ids: &mut topo::Ids| match topo::SisTopology::read_settled(ids) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                warn!("{SCHEDULER_NAME}: CPU hotplug: topology not read ({e:#}); keeping the last one");
+                None
             }
+        };
+        let Some(mut topo) = read(ids) else {
+            return Ok(());
+        };
+        let mut before = seq;
+        for _ in 0..4 {
             let after = Self::hotplug_seq(&self.skel)?;
             if after == before {
                 break;
             }
             before = after;
+            let Some(t) = read(ids) else {
+                return Ok(());
+            };
+            topo = t;
         }
-        let topo = topo.context("no topology read")?;
         let b = self.skel.maps.bss_data.as_mut().context("BPF bss")?;
         topo.write_maps(b);
         self.online = topo.online();
