@@ -113,9 +113,9 @@ watched() {
 	kill $wd 2>/dev/null
 	return $rc
 }
-# counted LOG CMD...: run CMD while a monitor of the running scx_sis (on CPU 0) reads
-# it every 0.5 s; LOG gets one `totals {...}` line with each counter summed over the
-# monitor's intervals (from before CMD to after it), read by `total FIELD LOG`
+# counted LOG CMD...: run CMD while a monitor of the running scx_sis (on CPU 0, or on
+# COUNT_CPU) reads it every 0.5 s; LOG gets one `totals {...}` line with each counter
+# summed over the monitor's intervals (from before CMD to after it), read by `total`
 counted() {
 	local log=$1 mon i=0
 	shift
