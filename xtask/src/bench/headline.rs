@@ -25,6 +25,9 @@ pub struct Headline {
     pub den: Option<Pair>,
     pub loads: &'static [u32],
     pub dirs: &'static [&'static str],
+    /// An equivalence margin named before the runs: `Some(m)` calls a boot's ratio the
+    /// same when its whole interval lies within [1/m, m].
+    pub margin: Option<f64>,
 }
 
 /// The denominator of a ratio of ratios: `conf / base` in `suite`.
@@ -37,6 +40,8 @@ pub struct Pair {
 const BOOTS: &[&str] = &["2026-12-04-ni-headline-b1", "2026-12-04-ni-headline-b2"];
 /// tbench with and without the instruments, in one boot each.
 const BARE_BOOTS: &[&str] = &["2026-12-04-bare-b1", "2026-12-04-bare-b2"];
+/// The kernel's switch and ours in one boot each.
+const CALIBRATE_BOOTS: &[&str] = &["2026-11-30-calibrate-n5"];
 const WAKEUP_BOOTS: &[&str] = &["2026-12-04-latency-b1", "2026-12-04-latency-b2"];
 /// The tracer's clock is the same measurement in the boots before the latency suite.
 const TRACER_BOOTS: &[&str] = &[
@@ -57,6 +62,7 @@ pub const HEADLINES: &[Headline] = &[
         den: None,
         loads: &[8, 16],
         dirs: BOOTS,
+        margin: None,
     },
     Headline {
         title: "1b. the same, bare",
@@ -68,6 +74,7 @@ pub const HEADLINES: &[Headline] = &[
         den: None,
         loads: &[8, 16],
         dirs: BARE_BOOTS,
+        margin: None,
     },
     Headline {
         title: "1c. what the instruments do to 1b",
@@ -83,6 +90,7 @@ pub const HEADLINES: &[Headline] = &[
         }),
         loads: &[8, 16],
         dirs: BARE_BOOTS,
+        margin: None,
     },
     Headline {
         title: "2. default against the kernel: wakeup latency p99",
@@ -94,6 +102,7 @@ pub const HEADLINES: &[Headline] = &[
         den: None,
         loads: &[4, 8],
         dirs: TRACER_BOOTS,
+        margin: None,
     },
     Headline {
         title: "2b. the same from the waker's clock, bare",
@@ -105,6 +114,7 @@ pub const HEADLINES: &[Headline] = &[
         den: None,
         loads: &[4, 8],
         dirs: WAKEUP_BOOTS,
+        margin: None,
     },
     Headline {
         title: "2c. what the instruments do to 2b",
@@ -120,6 +130,7 @@ pub const HEADLINES: &[Headline] = &[
         }),
         loads: &[4, 8],
         dirs: WAKEUP_BOOTS,
+        margin: None,
     },
     Headline {
         title: "3. NO_IDLE_CORE against the default: idle cores missed",
@@ -131,6 +142,7 @@ pub const HEADLINES: &[Headline] = &[
         den: None,
         loads: &[8, 16],
         dirs: BOOTS,
+        margin: None,
     },
     Headline {
         title: "3b. NO_IDLE_CORE against the default: throughput",
@@ -142,6 +154,7 @@ pub const HEADLINES: &[Headline] = &[
         den: None,
         loads: &[8, 16],
         dirs: BOOTS,
+        margin: None,
     },
     Headline {
         title: "4. NO_SIS_UTIL against the default: idle cores missed",
@@ -153,6 +166,7 @@ pub const HEADLINES: &[Headline] = &[
         den: None,
         loads: &[8, 16],
         dirs: BOOTS,
+        margin: None,
     },
     Headline {
         title: "4b. NO_SIS_UTIL against the default: throughput",
@@ -164,6 +178,7 @@ pub const HEADLINES: &[Headline] = &[
         den: None,
         loads: &[8, 16],
         dirs: BOOTS,
+        margin: None,
     },
     Headline {
         title: "5. BPF cost per wakeup against scx_cosmos",
@@ -175,6 +190,7 @@ pub const HEADLINES: &[Headline] = &[
         den: None,
         loads: &[0],
         dirs: &["2026-12-05-clock-cost-b1", "2026-12-05-clock-cost-b2"],
+        margin: None,
     },
     Headline {
         title: "6. calibration: the kernel's NO_SIS_UTIL effect over scx_sis's",
@@ -189,7 +205,9 @@ pub const HEADLINES: &[Headline] = &[
             base: "sis",
         }),
         loads: &[8, 16],
-        dirs: &["2026-11-30-calibrate-n5"],
+        dirs: CALIBRATE_BOOTS,
+        // the 0.80-1.25 convention of bioequivalence, named before the boots of 2026-12-06
+        margin: Some(1.25),
     },
 ];
 
@@ -262,6 +280,15 @@ fn fmt_ratio(q: &Option<Ratio>) -> String {
     }
 }
 
+/// The verdict on `q` against the margin [1/m, m]: the whole interval inside it is "same".
+fn equivalence(q: &Ratio, m: f64) -> &'static str {
+    if q.lo >= 1.0 / m && q.hi <= m {
+        "  same"
+    } else {
+        "  not shown the same"
+    }
+}
+
 /// One point of a headline's plot: its label, ratio and interval.
 type Point = (String, Ratio);
 
@@ -276,6 +303,13 @@ pub fn headlines(root: &Path) -> Result<(String, Vec<Vec<Point>>)> {
             None => format!("{} / {}, {}", h.conf, h.base, h.label),
         };
         let _ = writeln!(out, "{}\n  {what}", h.title);
+        if let Some(m) = h.margin {
+            let _ = writeln!(
+                out,
+                "  same: the interval inside [{:.3},{m:.3}] (margin named 2026-12-06, before that day's boots)",
+                1.0 / m
+            );
+        }
         let _ = writeln!(
             out,
             "  {:<6} {:<28} {:>2}  ratio [95% CI]",
@@ -306,7 +340,11 @@ pub fn headlines(root: &Path) -> Result<(String, Vec<Vec<Point>>)> {
             let mut ratios = Vec::new();
             for (d, b) in h.dirs.iter().zip(&boots) {
                 let (n, q) = boot_ratio(&b.records, h, l);
-                let _ = writeln!(out, "  {l:<6} {d:<28} {n:>2}  {}", fmt_ratio(&q));
+                let within = match (h.margin, &q) {
+                    (Some(m), Some(q)) => equivalence(q, m),
+                    _ => "",
+                };
+                let _ = writeln!(out, "  {l:<6} {d:<28} {n:>2}  {}{within}", fmt_ratio(&q));
                 if let Some(q) = q {
                     ratios.push(q.ratio);
                     points.push((format!("{l} b{}", ratios.len()), q));
@@ -439,6 +477,25 @@ mod tests {
         assert_eq!(n, 3);
         // the kernel's switch costs 0.8 of its throughput, ours nothing
         assert!((q.ratio - 0.8).abs() < 0.01 && q.significant, "{q:?}");
+    }
+
+    /// Only an interval wholly inside the margin is called the same.
+    #[test]
+    fn equivalence_needs_the_whole_interval() {
+        let q = |lo, hi| Ratio {
+            ratio: 1.0,
+            lo,
+            hi,
+            significant: false,
+        };
+        assert_eq!(equivalence(&q(0.85, 1.2), 1.25), "  same");
+        assert_eq!(equivalence(&q(0.79, 1.2), 1.25), "  not shown the same");
+        assert_eq!(equivalence(&q(0.85, 1.26), 1.25), "  not shown the same");
+        let h = HEADLINES
+            .iter()
+            .find(|h| h.title.starts_with("6."))
+            .unwrap();
+        assert_eq!(h.margin, Some(1.25));
     }
 
     /// A denominator from another suite pairs that suite's runs by round.
