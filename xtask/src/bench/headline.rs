@@ -37,20 +37,13 @@ pub struct Pair {
     pub base: &'static str,
 }
 
-const BOOTS: &[&str] = &["2026-12-04-ni-headline-b1", "2026-12-04-ni-headline-b2"];
+const BOOTS: &[&str] = &["2026-12-06-headline-b1", "2026-12-06-headline-b2"];
 /// tbench with and without the instruments, in one boot each.
 const BARE_BOOTS: &[&str] = &["2026-12-04-bare-b1", "2026-12-04-bare-b2"];
 /// The kernel's switch and ours in one boot each.
-const CALIBRATE_BOOTS: &[&str] = &["2026-11-30-calibrate-n5"];
-const WAKEUP_BOOTS: &[&str] = &["2026-12-04-latency-b1", "2026-12-04-latency-b2"];
-/// The tracer's clock is the same measurement in the boots before the latency suite.
-const TRACER_BOOTS: &[&str] = &[
-    "2026-12-04-ni-wakeup-b1",
-    "2026-12-04-ni-wakeup-b2",
-    "2026-12-04-latency-b1",
-    "2026-12-04-latency-b2",
-];
-
+const CALIBRATE_BOOTS: &[&str] = &["2026-12-06-calibrate-b1", "2026-12-06-calibrate-b2"];
+/// The wakeup suite (tracer) and the latency suite (bare) in one boot each.
+const WAKEUP_BOOTS: &[&str] = &["2026-12-06-latency-b1", "2026-12-06-latency-b2"];
 pub const HEADLINES: &[Headline] = &[
     Headline {
         title: "1. default against the kernel: throughput",
@@ -101,7 +94,7 @@ pub const HEADLINES: &[Headline] = &[
         base: "eevdf",
         den: None,
         loads: &[4, 8],
-        dirs: TRACER_BOOTS,
+        dirs: WAKEUP_BOOTS,
         margin: None,
     },
     Headline {
