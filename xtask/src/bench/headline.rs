@@ -44,6 +44,7 @@ const BARE_BOOTS: &[&str] = &["2026-12-04-bare-b1", "2026-12-04-bare-b2"];
 const CALIBRATE_BOOTS: &[&str] = &["2026-12-06-calibrate-b1", "2026-12-06-calibrate-b2"];
 /// The wakeup suite (tracer) and the latency suite (bare) in one boot each.
 const WAKEUP_BOOTS: &[&str] = &["2026-12-06-latency-b1", "2026-12-06-latency-b2"];
+
 pub const HEADLINES: &[Headline] = &[
     Headline {
         title: "1. default against the kernel: throughput",
