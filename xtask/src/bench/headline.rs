@@ -300,7 +300,7 @@ pub fn headlines(root: &Path) -> Result<(String, Vec<Vec<Point>>)> {
         if let Some(m) = h.margin {
             let _ = writeln!(
                 out,
-                "  same: the interval inside [{:.3},{m:.3}] (margin named 2026-12-06, before that day's boots)",
+                "  same: the interval inside [{:.3},{m:.3}], a margin named before these boots",
                 1.0 / m
             );
         }
