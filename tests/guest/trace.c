@@ -36,7 +36,13 @@
  * a balance may move it before it runs), against the same snapshot; ran_moved counts
  * those that first ran elsewhere than the decision.
  * Latency: sched_wakeup -> the sched_switch that runs the task (as runqlat does).
+ * Each wait is counted again by its CPU's state at sched_wakeup (lat_idle_cpu_*: the
+ * CPU sched_wakeup names ran its idle task; lat_busy_cpu_*: it ran a task), with the
+ * share of the waits at or above the p99 that were on an idle CPU, and the waits of
+ * LONG_US or more per 1000 (lat_over_250us_per_1k: a count, steadier than a percentile
+ * where a small population of long waits sits at the p99).
  */
+#define LONG_US 250
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -78,6 +84,7 @@ struct pending {
 	int probed;			  /* the decision probe fired for this wakeup */
 	int probed_cpu;			  /* ... and the CPU it returned */
 	long long woke_ns;		  /* sched_wakeup time; 0: none pending */
+	int woke_idle;			  /* ... onto a CPU running its idle task */
 	int waking;			  /* a sched_waking snapshot is held */
 	int no_decision;		  /* woken while still on its runqueue */
 	int decided;			  /* the CPU sched_wakeup named, until the task runs; -1 none */
@@ -89,6 +96,7 @@ static struct pending *pend;
 static char *on_rq;		/* 1: running, or switched out still runnable */
 static long *switch_seq;	/* by CPU: sched_switch events seen */
 static long *waking_on;		/* by CPU: pid whose sched_waking it sent last, or 0 */
+static char *curr_idle;		/* by CPU: running its idle task (the last sched_switch's next) */
 
 /* The per-CPU tables for @cpus CPUs (zeroed); 0 on success. */
 static int alloc_cpus(int cpus)
@@ -99,7 +107,8 @@ static int alloc_cpus(int cpus)
 	core_bits = calloc((size_t)cpus * words, sizeof(*core_bits));
 	switch_seq = calloc(cpus, sizeof(*switch_seq));
 	waking_on = calloc(cpus, sizeof(*waking_on));
-	return llc_bits && core_bits && switch_seq && waking_on ? 0 : -1;
+	curr_idle = calloc(cpus, sizeof(*curr_idle));
+	return llc_bits && core_bits && switch_seq && waking_on && curr_idle ? 0 : -1;
 }
 
 /* select_task_rq's return, for the classes whose wakeups we judge */
@@ -381,6 +390,57 @@ static double per_1k(long n, long d)
 	return d ? 1000.0 * n / d : 0;
 }
 
+/* A growing list of waits, ns. */
+struct waits {
+	long long *v;
+	long n, cap;
+};
+
+static int waits_add(struct waits *w, long long ns)
+{
+	if (w->n == w->cap) {
+		long cap = w->cap ? w->cap * 2 : 4096;
+		long long *v = realloc(w->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		w->v = v;
+		w->cap = cap;
+	}
+	w->v[w->n++] = ns;
+	return 0;
+}
+
+/* The waits of @w at or above @cut ns. */
+static long waits_from(const struct waits *w, long long cut)
+{
+	long n = 0;
+
+	for (long i = 0; i < w->n; i++)
+		n += w->v[i] >= cut;
+	return n;
+}
+
+/* The `lat_*_cpu_*` fields: waits onto an idle CPU and onto a busy one (see the top). */
+static void print_split(struct waits *all, struct waits *on_idle, struct waits *on_busy)
+{
+	long long cut;
+	long tail_idle, tail;
+
+	qsort(on_idle->v, on_idle->n, sizeof(*on_idle->v), cmp_ll);
+	qsort(on_busy->v, on_busy->n, sizeof(*on_busy->v), cmp_ll);
+	cut = all->n ? (long long)(pctl(all->v, all->n, 0.99) * 1000) : 0;
+	tail_idle = waits_from(on_idle, cut);
+	tail = tail_idle + waits_from(on_busy, cut);
+	printf(" lat_idle_cpu_n=%ld lat_idle_cpu_p50_us=%.1f lat_idle_cpu_p99_us=%.1f"
+	       " lat_busy_cpu_n=%ld lat_busy_cpu_p50_us=%.1f lat_busy_cpu_p99_us=%.1f"
+	       " lat_tail_idle_cpu_pct=%.1f lat_over_%dus_per_1k=%.2f",
+	       on_idle->n, pctl(on_idle->v, on_idle->n, 0.50), pctl(on_idle->v, on_idle->n, 0.99),
+	       on_busy->n, pctl(on_busy->v, on_busy->n, 0.50), pctl(on_busy->v, on_busy->n, 0.99),
+	       tail ? 100.0 * tail_idle / tail : 0, LONG_US,
+	       per_1k(waits_from(all, LONG_US * 1000LL), all->n));
+}
+
 /*
  * Events the ring buffer discarded rather than overwrote, over every CPU: its
  * per-CPU stats' "dropped events" and "commit overrun"; 0 in a replay.
@@ -416,8 +476,7 @@ static int replay(FILE *f, const char *prefix, int probes, long dropped)
 	unsigned long long *idle = calloc(words, sizeof(*idle));
 	char *seen = calloc(nr_cpus, 1);
 	size_t snap_size = words * sizeof(*idle);
-	long long *lat = NULL;
-	long nlat = 0, cap = 0;
+	struct waits lat = {}, on_idle = {}, on_busy = {};
 	struct counts k = {}, kr = {};
 	long moved = 0;
 	long lost = 0;
@@ -453,7 +512,8 @@ static int replay(FILE *f, const char *prefix, int probes, long dropped)
 		if (cpu < 0 || cpu >= nr_cpus || seen[cpu])
 			continue;
 		seen[cpu] = 1;
-		if (field(ev, " prev_pid=") != 0)
+		curr_idle[cpu] = field(ev, " prev_pid=") == 0;
+		if (!curr_idle[cpu])
 			clear_bit(idle, cpu);
 	}
 	rewind(f);
@@ -474,6 +534,7 @@ static int replay(FILE *f, const char *prefix, int probes, long dropped)
 				continue;
 			k.switches++;
 			switch_seq[cpu]++;
+			curr_idle[cpu] = next == 0;
 			if (next == 0)
 				set_bit(idle, cpu);
 			else
@@ -492,13 +553,11 @@ static int replay(FILE *f, const char *prefix, int probes, long dropped)
 				pend[next].decided = -1;
 			}
 			if (next > 0 && next < MAX_PID && pend[next].woke_ns) {
-				if (nlat == cap) {
-					cap = cap ? cap * 2 : 4096;
-					lat = realloc(lat, cap * sizeof(*lat));
-					if (!lat)
-						return 1;
-				}
-				lat[nlat++] = parse_ts(line, ev) - pend[next].woke_ns;
+				long long ns = parse_ts(line, ev) - pend[next].woke_ns;
+
+				if (waits_add(&lat, ns) ||
+				    waits_add(pend[next].woke_idle ? &on_idle : &on_busy, ns))
+					return 1;
 				pend[next].woke_ns = 0;
 			}
 		} else if ((ev = strstr(line, ": sched_waking: "))) {
@@ -588,6 +647,7 @@ static int replay(FILE *f, const char *prefix, int probes, long dropped)
 				continue;
 			}
 			pend[pid].woke_ns = parse_ts(line, ev);
+			pend[pid].woke_idle = to >= 0 && to < nr_cpus && curr_idle[to];
 			if (pend[pid].probed && pend[pid].probed_cpu >= 0 &&
 			    pend[pid].probed_cpu < nr_cpus)
 				to = pend[pid].probed_cpu;
@@ -601,7 +661,7 @@ static int replay(FILE *f, const char *prefix, int probes, long dropped)
 			pend[pid].decided = to;
 		}
 	}
-	qsort(lat, nlat, sizeof(*lat), cmp_ll);
+	qsort(lat.v, lat.n, sizeof(*lat.v), cmp_ll);
 	printf("trace: comm=%s wakeups=%ld lat_p50_us=%.1f lat_p90_us=%.1f lat_p99_us=%.1f "
 	       "lat_p999_us=%.1f lat_max_us=%.1f q_wakeups=%ld missed_idle_core_per_1k=%.1f "
 	       "missed_idle_cpu_per_1k=%.1f stacked_per_1k=%.1f idle_cpus_mean=%.2f "
@@ -609,16 +669,21 @@ static int replay(FILE *f, const char *prefix, int probes, long dropped)
 	       "lost_events=%ld unpaired=%ld no_decision=%ld ran_wakeups=%ld "
 	       "ran_missed_idle_core_per_1k=%.1f ran_missed_idle_cpu_per_1k=%.1f "
 	       "ran_stacked_per_1k=%.1f ran_moved_per_1k=%.1f decision_probe=%d "
-	       "snapshot_at_decision=%ld wakings=%ld dropped_events=%ld\n",
-	       prefix, nlat, pctl(lat, nlat, 0.50), pctl(lat, nlat, 0.90), pctl(lat, nlat, 0.99),
-	       pctl(lat, nlat, 0.999), nlat ? lat[nlat - 1] / 1000.0 : 0, k.wakeups,
+	       "snapshot_at_decision=%ld wakings=%ld dropped_events=%ld",
+	       prefix, lat.n, pctl(lat.v, lat.n, 0.50), pctl(lat.v, lat.n, 0.90),
+	       pctl(lat.v, lat.n, 0.99), pctl(lat.v, lat.n, 0.999),
+	       lat.n ? lat.v[lat.n - 1] / 1000.0 : 0, k.wakeups,
 	       per_1k(k.missed_core, k.wakeups), per_1k(k.missed_cpu, k.wakeups),
 	       per_1k(k.stacked, k.wakeups), k.wakeups ? (double)k.nr_idle / k.wakeups : 0,
 	       k.idle_core, k.idle_cpu, k.switches, k.events, lost, k.lost_snapshots,
 	       k.no_decision, kr.wakeups, per_1k(kr.missed_core, kr.wakeups),
 	       per_1k(kr.missed_cpu, kr.wakeups), per_1k(kr.stacked, kr.wakeups),
 	       per_1k(moved, kr.wakeups), probes, k.probed, k.wakings, dropped);
-	free(lat);
+	print_split(&lat, &on_idle, &on_busy);
+	printf("\n");
+	free(lat.v);
+	free(on_idle.v);
+	free(on_busy.v);
 	free(idle);
 	free(seen);
 	free(pend);

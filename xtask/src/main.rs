@@ -356,7 +356,7 @@ mod probe_tests {
     use std::process::Command;
 
     /// What each wakeup of tests/guest/testdata/trace-decision.txt should give.
-    const EXPECTED: [(&str, &str); 10] = [
+    const EXPECTED: [(&str, &str); 18] = [
         ("q_wakeups", "2"),
         ("no_decision", "2"),
         ("wakings", "4"),
@@ -367,6 +367,14 @@ mod probe_tests {
         ("idle_cpu_existed", "2"),
         ("missed_idle_cpu_per_1k", "500.0"),
         ("stacked_per_1k", "500.0"),
+        ("wakeups", "2"),
+        ("lat_p99_us", "500.0"),
+        ("lat_idle_cpu_n", "1"),
+        ("lat_idle_cpu_p99_us", "100.0"),
+        ("lat_busy_cpu_n", "1"),
+        ("lat_busy_cpu_p99_us", "500.0"),
+        ("lat_tail_idle_cpu_pct", "0.0"),
+        ("lat_over_250us_per_1k", "500.00"),
     ];
 
     /// A fresh sis-probe in a temporary folder (the caller removes it); not
@@ -406,7 +414,8 @@ mod probe_tests {
     /// The tracer replayed on a made-up trace (tests/guest/testdata/trace-decision.txt
     /// says what each wakeup is for): the idle snapshot is the decision's, not
     /// sched_waking's; a wakeup with no decision probe is no_decision; another task's
-    /// decision on the same CPU is not taken for a waiting one.
+    /// decision on the same CPU is not taken for a waiting one; each wait is split by
+    /// its CPU's state at sched_wakeup.
     #[test]
     fn tracer_judges_at_the_decision() {
         let (text, kv) = replay(&test_trace(), "8:8:2");

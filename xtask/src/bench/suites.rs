@@ -76,6 +76,21 @@ pub const SUITES: &[Suite] = &[
             m("lat_p90_us", "wakeup latency p90 us (trace)", false),
             m("lat_p999_us", "wakeup latency p99.9 us (trace)", false),
             m(
+                "lat_idle_cpu_p99_us",
+                "wakeup latency p99 us of the wakeups onto a CPU idle at sched_wakeup (trace)",
+                false,
+            ),
+            m(
+                "lat_busy_cpu_p99_us",
+                "wakeup latency p99 us of the wakeups onto a CPU running a task at sched_wakeup (trace)",
+                false,
+            ),
+            m(
+                "lat_over_250us_per_1k",
+                "waits of 250 us or more /1000 wakeups (trace)",
+                false,
+            ),
+            m(
                 "probe_p99_us",
                 "wakeup latency p99 us (waker's clock: from the send, so the IPI and idle exit count)",
                 false,
