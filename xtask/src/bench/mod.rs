@@ -81,7 +81,8 @@ pub struct BenchOpts {
     /// --format, with --vs; writes nothing.
     #[arg(long)]
     from: Option<PathBuf>,
-    /// With --from: print one part only, a suite's tables (its name) or `calibration`,
+    /// With --from: print one part only, a suite's tables (its name; SUITE:KEY+KEY for
+    /// those metrics' tables alone) or `calibration`,
     /// as BENCHMARKS.md quotes it (`cargo xtask doc` regenerates those quotes).
     #[arg(long, requires = "from")]
     part: Option<String>,
@@ -149,25 +150,25 @@ fn from_data(o: &BenchOpts, dir: &std::path::Path) -> Result<i32> {
         let text = match part.as_str() {
             "calibration" if !pairs.is_empty() => calibration(&records, &plan, &pairs),
             _ => {
+                let (name, keys) = part.split_once(':').unwrap_or((part, ""));
                 let (s, loads) = plan
                     .suites
                     .iter()
-                    .find(|(s, _)| s.name == part)
+                    .find(|(s, _)| s.name == name)
                     .with_context(|| {
                         format!(
                             "--part {part}: not a suite of {} (nor calibration)",
                             o.suite
                         )
                     })?;
-                suite_text(
-                    &records,
-                    &plan,
-                    s,
-                    loads,
-                    vs.as_deref(),
-                    cpus,
-                    o.format == "seed",
-                )
+                let seed = o.format == "seed";
+                if keys.is_empty() {
+                    suite_text(&records, &plan, s, loads, vs.as_deref(), cpus, seed)
+                } else {
+                    let keys: Vec<&str> = keys.split('+').collect();
+                    report::metric_tables(&records, &plan, s, loads, vs.as_deref(), &keys, seed)
+                        .with_context(|| format!("--part {part}"))?
+                }
             }
         };
         println!("# {header}\n{}", text.trim());

@@ -441,6 +441,76 @@ pub fn lost_marks(r: &Records, suite: &str) -> Vec<String> {
         .collect()
 }
 
+/// One metric's table with its heading, or None without data.
+fn metric_table(
+    r: &Records,
+    plan: &Plan,
+    s: &Suite,
+    i: usize,
+    loads: &[u32],
+    vs: Option<&str>,
+    seed_format: bool,
+) -> Option<String> {
+    let m = &s.metrics[i];
+    // tbench's table also says how far each search went: the seed's question
+    let extras: &[(&str, &str)] = if s.name == "tbench" && i == 0 {
+        &TBENCH_EXTRAS
+    } else {
+        &[]
+    };
+    let t = if seed_format {
+        table(r, s.name, m.key, &plan.scheds, loads, plan.runs, vs, extras)
+    } else {
+        stats_table(r, s.name, m.key, &plan.scheds, loads, vs, extras)
+    };
+    if t.is_empty() {
+        return None;
+    }
+    let how = if seed_format {
+        "every run, average, ratio"
+    } else {
+        "mean, sd, min, max of n runs; ratio with 95 % CI, ~: the interval includes 1, ?: no interval"
+    };
+    let better = if m.higher_is_better {
+        "higher"
+    } else {
+        "lower"
+    };
+    Some(format!(
+        "\n## {}: {} by {} ({better} is better; {how})\n{t}\n",
+        s.name, m.label, s.load
+    ))
+}
+
+/// The tables of @keys only (`--part SUITE:KEY+KEY`), in the suite's order.
+pub fn metric_tables(
+    r: &Records,
+    plan: &Plan,
+    s: &Suite,
+    loads: &[u32],
+    vs: Option<&str>,
+    keys: &[&str],
+    seed_format: bool,
+) -> Result<String> {
+    for k in keys {
+        anyhow::ensure!(
+            s.metrics.iter().any(|m| m.key == *k),
+            "{k}: not a metric of {} (its tables: {})",
+            s.name,
+            s.metrics
+                .iter()
+                .map(|m| m.key)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let text: String = (0..s.metrics.len())
+        .filter(|&i| keys.contains(&s.metrics[i].key))
+        .filter_map(|i| metric_table(r, plan, s, i, loads, vs, seed_format))
+        .collect();
+    Ok(text.replace("\n\n\n", "\n\n"))
+}
+
 /// One suite's tables, as `report` prints them and `--from ... --part SUITE` shows them.
 pub fn suite_text(
     r: &Records,
@@ -451,38 +521,9 @@ pub fn suite_text(
     cpus: u32,
     seed_format: bool,
 ) -> String {
-    let mut text = String::new();
-    for (i, m) in s.metrics.iter().enumerate() {
-        // tbench's table also says how far each search went: the seed's question
-        let extras: &[(&str, &str)] = if s.name == "tbench" && i == 0 {
-            &TBENCH_EXTRAS
-        } else {
-            &[]
-        };
-        let t = if seed_format {
-            table(r, s.name, m.key, &plan.scheds, loads, plan.runs, vs, extras)
-        } else {
-            stats_table(r, s.name, m.key, &plan.scheds, loads, vs, extras)
-        };
-        if t.is_empty() {
-            continue;
-        }
-        let how = if seed_format {
-            "every run, average, ratio"
-        } else {
-            "mean, sd, min, max of n runs; ratio with 95 % CI, ~: the interval includes 1, ?: no interval"
-        };
-        let better = if m.higher_is_better {
-            "higher"
-        } else {
-            "lower"
-        };
-        let _ = writeln!(
-            text,
-            "\n## {}: {} by {} ({better} is better; {how})\n{t}",
-            s.name, m.label, s.load
-        );
-    }
+    let mut text: String = (0..s.metrics.len())
+        .filter_map(|i| metric_table(r, plan, s, i, loads, vs, seed_format))
+        .collect();
     let _ = writeln!(
         text,
         "## {} summary: {} ratio to {}, runs paired by round (geometric mean of the per-run ratios, 95 % CI; ~: includes 1, ?: no interval)\n{}",

@@ -600,3 +600,41 @@ fn results_name_their_commit() {
         "not a commit: {c}"
     );
 }
+
+/// `--part SUITE:KEY+KEY` prints those metrics' tables alone, and names a key the
+/// suite does not table.
+#[test]
+fn part_prints_the_named_metrics_only() {
+    let r = parse(
+        "\
+bench: suite=wakeup sched=sis run=1 load=8 lat_p99_us=600 lat_over_250us_per_1k=15 lat_p50_us=20
+bench: suite=wakeup sched=eevdf run=1 load=8 lat_p99_us=200 lat_over_250us_per_1k=9 lat_p50_us=12
+",
+    );
+    let plan = Plan {
+        suites: vec![(suite("wakeup").unwrap(), vec![8])],
+        scheds: vec!["sis".into(), "eevdf".into()],
+        specs: vec![],
+        runs: 1,
+        secs: 1,
+        seed: 1,
+        warmup: false,
+    };
+    let s = plan.suites[0].0;
+    let keys = ["lat_over_250us_per_1k", "lat_p99_us"];
+    let text = metric_tables(&r, &plan, s, &[8], None, &keys, false).unwrap();
+    let heads: Vec<&str> = text.lines().filter(|l| l.starts_with("## ")).collect();
+    assert_eq!(heads.len(), 2, "{text}");
+    // the suite's order, not the keys'
+    assert!(heads[0].contains("p99 us (trace)"), "{text}");
+    assert!(heads[1].contains("250 us or more"), "{text}");
+    assert!(
+        !text.contains("summary") && !text.contains("\n\n\n"),
+        "{text}"
+    );
+    let err = metric_tables(&r, &plan, s, &[8], None, &["mb_s"], false).unwrap_err();
+    assert!(
+        err.to_string().starts_with("mb_s: not a metric of wakeup"),
+        "{err}"
+    );
+}
