@@ -153,6 +153,8 @@ pub fn stats_table(
 ) -> String {
     let get = |c: &str, l: u32| r.get(&(suite.into(), c.into(), l, metric.into()));
     let base = &scheds[0];
+    // a --vs naming the first configuration repeats its column: printed once
+    let vs = vs.filter(|v| v != base);
     let mut out = String::new();
     for c in scheds {
         if !loads.iter().any(|&l| get(c, l).is_some()) {

@@ -638,3 +638,15 @@ bench: suite=wakeup sched=eevdf run=1 load=8 lat_p99_us=200 lat_over_250us_per_1
         "{err}"
     );
 }
+
+/// `--vs` naming the first configuration prints its ratio column once, not twice.
+#[test]
+fn vs_the_first_configuration_is_one_column() {
+    let r = seed();
+    let scheds = ["master".to_string(), "masterx".to_string()];
+    let t = stats_table(&r, "tbench", "mb_s", &scheds, &[1], Some("master"), &[]);
+    assert_eq!(t.matches("/master [95% CI]").count(), 2, "{t}");
+    let t = stats_table(&r, "tbench", "mb_s", &scheds, &[1], Some("masterx"), &[]);
+    assert_eq!(t.matches("/masterx [95% CI]").count(), 2, "{t}");
+    assert_eq!(t.matches("/master [95% CI]").count(), 2, "{t}");
+}
