@@ -42,7 +42,6 @@
  * LONG_US or more per 1000 (lat_over_250us_per_1k: a count, steadier than a percentile
  * where a small population of long waits sits at the p99).
  */
-#define LONG_US 250
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +53,7 @@
 
 #define TRACEFS "/sys/kernel/tracing/"
 #define MAX_PID (1 << 22)
+#define LONG_US 250		/* lat_over_250us_per_1k's bound */
 
 /*
  * CPU sets are bitmaps of `words` 64-bit words, sized for the machine's (or the
