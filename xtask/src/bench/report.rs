@@ -153,8 +153,6 @@ pub fn stats_table(
 ) -> String {
     let get = |c: &str, l: u32| r.get(&(suite.into(), c.into(), l, metric.into()));
     let base = &scheds[0];
-    // a --vs naming the first configuration repeats its column: printed once
-    let vs = vs.filter(|v| v != base);
     let mut out = String::new();
     for c in scheds {
         if !loads.iter().any(|&l| get(c, l).is_some()) {
@@ -454,6 +452,8 @@ fn metric_table(
     seed_format: bool,
 ) -> Option<String> {
     let m = &s.metrics[i];
+    // a --vs naming the first configuration repeats its column: printed once
+    let vs = vs.filter(|v| *v != plan.scheds[0]);
     // tbench's table also says how far each search went: the seed's question
     let extras: &[(&str, &str)] = if s.name == "tbench" && i == 0 {
         &TBENCH_EXTRAS

@@ -643,10 +643,22 @@ bench: suite=wakeup sched=eevdf run=1 load=8 lat_p99_us=200 lat_over_250us_per_1
 #[test]
 fn vs_the_first_configuration_is_one_column() {
     let r = seed();
-    let scheds = ["master".to_string(), "masterx".to_string()];
-    let t = stats_table(&r, "tbench", "mb_s", &scheds, &[1], Some("master"), &[]);
+    let plan = Plan {
+        suites: vec![(suite("tbench").unwrap(), vec![1])],
+        scheds: vec!["master".into(), "masterx".into()],
+        specs: vec![],
+        runs: 3,
+        secs: 1,
+        seed: 1,
+        warmup: false,
+    };
+    let s = plan.suites[0].0;
+    let t = metric_tables(&r, &plan, s, &[1], Some("master"), &["mb_s"], false).unwrap();
     assert_eq!(t.matches("/master [95% CI]").count(), 2, "{t}");
-    let t = stats_table(&r, "tbench", "mb_s", &scheds, &[1], Some("masterx"), &[]);
+    let t = metric_tables(&r, &plan, s, &[1], Some("masterx"), &["mb_s"], false).unwrap();
     assert_eq!(t.matches("/masterx [95% CI]").count(), 2, "{t}");
     assert_eq!(t.matches("/master [95% CI]").count(), 2, "{t}");
+    // the seed layout too: one /master column in each of the two headers
+    let t = metric_tables(&r, &plan, s, &[1], Some("master"), &["mb_s"], true).unwrap();
+    assert_eq!(t.matches("/master").count(), 2, "{t}");
 }
