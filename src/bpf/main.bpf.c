@@ -176,6 +176,7 @@ struct {
 
 #define WF_CURRENT_CPU 0x40	/* kernel/sched/sched.h (a #define, not in BTF): 6.6 to 7.3 */
 #define MAX_RT_PRIO 100	/* include/linux/sched/prio.h: prio below it is RT or deadline */
+#define TASK_ON_RQ_MIGRATING 2	/* kernel/sched/sched.h (not in BTF): p->on_rq while moved */
 
 #define CPU_IDX(c) ((u32)(c) & (MAX_CPUS - 1))
 #define LLC_IDX(l) ((u32)(l) & (MAX_LLCS - 1))
@@ -808,6 +809,19 @@ static __always_inline void preempted_by_higher_class(struct task_struct *p, s32
 	wake_puller(p, cpu);
 }
 
+/* task_struct.on_rq: an int in older kernels' BTF, a u8 in 7.3's */
+struct task_struct___on_rq_int {
+	int on_rq;
+} __attribute__((preserve_access_index));
+
+/* p->on_rq at the width the running kernel has (CO-RE cannot resize a signed load) */
+static __always_inline u32 task_on_rq(struct task_struct *p)
+{
+	if (bpf_core_field_size(p->on_rq) == sizeof(int))
+		return ((struct task_struct___on_rq_int *)p)->on_rq;
+	return p->on_rq;
+}
+
 void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
@@ -816,10 +830,12 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	if (requeue_preempted && runnable)
 		preempted_by_higher_class(p, cpu);
 	tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
-	if (tctx && valid_cpu(cpu)) {
-		put_prev_entity(p, tctx, cpu);
+	if (!tctx || !valid_cpu(cpu))
+		return;
+	put_prev_entity(p, tctx, cpu);
+	/* dequeue_task_scx() calls sis_quiescent next, but not for a migration */
+	if (runnable || task_on_rq(p) == TASK_ON_RQ_MIGRATING)
 		pelt_set_curr(tctx, cpu, false, rq_clock_task(cpu));
-	}
 }
 
 /* dequeue_entity(): the task leaves its rq, asleep or for an attribute change. */

@@ -245,6 +245,11 @@ static __always_inline void pelt_dequeue(struct task_ctx *tctx, s32 cpu, u64 now
 	struct cpu_pelt *c = &cpu_pelts[CPU_IDX(cpu)];
 
 	pelt_sync(tctx, cpu, now);
+	/* a task that ran until now stops being curr after this update, not before */
+	if (tctx->pelt_running) {
+		tctx->pelt_running = false;
+		c->curr = false;
+	}
 	if (!tctx->pelt_runnable)
 		return;
 	tctx->pelt_runnable = false;
@@ -254,8 +259,9 @@ static __always_inline void pelt_dequeue(struct task_ctx *tctx, s32 cpu, u64 now
 }
 
 /*
- * set_next_entity() (@running) and put_prev_entity() (!@running); entity_tick() (same
- * state). @now: @cpu's rq_clock_task().
+ * set_next_entity() (@running) and put_prev_entity() (!@running) of a task that stays
+ * runnable; entity_tick() (same state). @now: @cpu's rq_clock_task(). A curr that sleeps
+ * is left to pelt_dequeue(), as put_prev_entity() updates no load for a dequeued prev.
  */
 static __always_inline void pelt_set_curr(struct task_ctx *tctx, s32 cpu, bool running, u64 now)
 {

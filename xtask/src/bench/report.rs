@@ -484,7 +484,38 @@ fn metric_table(
     ))
 }
 
-/// The tables of @keys only (`--part SUITE:KEY+KEY`), in the suite's order.
+/// Is @key one op's ns per select_cpu (`op_NAME_ns`) that some run of @suite carries?
+fn is_op_metric(r: &Records, suite: &str, key: &str) -> bool {
+    key.starts_with("op_")
+        && key.ends_with("_ns")
+        && r.keys().any(|(s, _, _, m)| s == suite && m == key)
+}
+
+/// One op's table (`op_NAME_ns`): its ns per select_cpu call, as `ops_table` sums them.
+fn op_table(
+    r: &Records,
+    plan: &Plan,
+    s: &Suite,
+    key: &str,
+    loads: &[u32],
+    vs: Option<&str>,
+    seed_format: bool,
+) -> String {
+    let vs = vs.filter(|v| *v != plan.scheds[0]);
+    let t = if seed_format {
+        table(r, s.name, key, &plan.scheds, loads, plan.runs, vs, &[])
+    } else {
+        stats_table(r, s.name, key, &plan.scheds, loads, vs, &[])
+    };
+    let op = key.trim_start_matches("op_").trim_end_matches("_ns");
+    format!(
+        "\n## {}: ns of {op} per select_cpu call (BPF stats) by {} (lower is better; mean, sd, min, max of n runs; ratio with 95 % CI, ~: the interval includes 1, ?: no interval)\n{t}\n",
+        s.name, s.load
+    )
+}
+
+/// The tables of @keys only (`--part SUITE:KEY+KEY`), the suite's in its order, then
+/// each op's (`op_NAME_ns`, any op a run carries) in the keys' order.
 pub fn metric_tables(
     r: &Records,
     plan: &Plan,
@@ -496,8 +527,8 @@ pub fn metric_tables(
 ) -> Result<String> {
     for k in keys {
         anyhow::ensure!(
-            s.metrics.iter().any(|m| m.key == *k),
-            "{k}: not a metric of {} (its tables: {})",
+            s.metrics.iter().any(|m| m.key == *k) || is_op_metric(r, s.name, k),
+            "{k}: not a metric of {} (its tables: {}; or op_NAME_ns of an op it ran)",
             s.name,
             s.metrics
                 .iter()
@@ -506,10 +537,16 @@ pub fn metric_tables(
                 .join(", ")
         );
     }
-    let text: String = (0..s.metrics.len())
+    let mut text: String = (0..s.metrics.len())
         .filter(|&i| keys.contains(&s.metrics[i].key))
         .filter_map(|i| metric_table(r, plan, s, i, loads, vs, seed_format))
         .collect();
+    for k in keys
+        .iter()
+        .filter(|k| !s.metrics.iter().any(|m| m.key == **k))
+    {
+        text.push_str(&op_table(r, plan, s, k, loads, vs, seed_format));
+    }
     Ok(text.replace("\n\n\n", "\n\n"))
 }
 

@@ -639,6 +639,49 @@ bench: suite=wakeup sched=eevdf run=1 load=8 lat_p99_us=200 lat_over_250us_per_1
     );
 }
 
+/// `--part cost:op_NAME_ns` prints one op's table, with its ratios; an op no run has is refused.
+#[test]
+fn part_prints_an_op_table() {
+    let r = parse(
+        "\
+bench: suite=cost sched=before run=1 load=0 bpf_all_ns_per_select=9000 op_stopping_ns=2000 op_runnable_ns=3000
+bench: suite=cost sched=sis run=1 load=0 bpf_all_ns_per_select=8000 op_stopping_ns=1000 op_runnable_ns=3000
+",
+    );
+    let plan = Plan {
+        suites: vec![(suite("cost").unwrap(), vec![0])],
+        scheds: vec!["before".into(), "sis".into()],
+        specs: vec![],
+        runs: 1,
+        secs: 1,
+        seed: 1,
+        warmup: false,
+    };
+    let s = plan.suites[0].0;
+    let keys = ["op_stopping_ns", "bpf_all_ns_per_select"];
+    let text = metric_tables(&r, &plan, s, &[0], None, &keys, true).unwrap();
+    let heads: Vec<&str> = text.lines().filter(|l| l.starts_with("## ")).collect();
+    assert_eq!(heads.len(), 2, "{text}");
+    // the suite's own tables first, then the ops'
+    assert!(
+        heads[0].contains("all the scheduler's BPF programs"),
+        "{text}"
+    );
+    assert!(
+        heads[1].contains("ns of stopping per select_cpu call"),
+        "{text}"
+    );
+    let stopping = text.split("## cost: ns of stopping").nth(1).unwrap();
+    assert!(stopping.contains("0.500"), "{text}");
+    assert!(!stopping.contains("3000"), "{text}");
+    let err = metric_tables(&r, &plan, s, &[0], None, &["op_tick_ns"], false).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("op_tick_ns: not a metric of cost"),
+        "{err}"
+    );
+}
+
 /// `--vs` naming the first configuration prints its ratio column once, not twice.
 #[test]
 fn vs_the_first_configuration_is_one_column() {
