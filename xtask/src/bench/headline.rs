@@ -211,7 +211,7 @@ pub const HEADLINES: &[Headline] = &[
         base: "scx_cosmos",
         den: None,
         loads: &[0],
-        dirs: &["2026-12-05-clock-cost-b1", "2026-12-05-clock-cost-b2"],
+        dirs: &["2026-12-06-stop-cost-b1", "2026-12-06-stop-cost-b2"],
         margin: None,
     },
     Headline {
