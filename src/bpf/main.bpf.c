@@ -654,20 +654,49 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 }
 
 /*
+ * An idle CPU (of @cpu's LLC first, else any) that a task waiting on @cpu's queue and
+ * free to move may run on, for the first such task in queue order that has one; -1 if
+ * none. Tasks bound to @cpu are passed over, as the balance the kick starts passes
+ * them over.
+ */
+static __always_inline s32 idle_cpu_for_waiting(s32 cpu, const struct cpumask *idle)
+{
+	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
+	struct task_struct *q;
+	s32 c = -1;
+
+	if (first_idle(idle, idle, NO_LLC, cpu) < 0)
+		return -1;
+	rq->walked = 0;
+	bpf_for_each(scx_dsq, q, CPU_DSQ_BASE + cpu, 0) {
+		if (++rq->walked > PICK_SCAN_MAX)
+			break;
+		if (bound_to_cpu(q))
+			continue;
+		if (known_cpu(cpu))
+			c = first_idle(idle, q->cpus_ptr, cpu_llc[CPU_IDX(cpu)], cpu);
+		if (c < 0)
+			c = first_idle(idle, q->cpus_ptr, NO_LLC, cpu);
+		if (c >= 0)
+			break;
+	}
+	return c;
+}
+
+/*
  * nohz_balancer_kick(): at the tick of a CPU with tasks waiting in its queue, wake an
- * idle CPU the first of them may run on (of this LLC first, else any) to pull it in
- * its sis_dispatch; with none waiting, the paced kick for an idle balance
+ * idle CPU the first of them free to move may run on (idle_cpu_for_waiting()) to pull
+ * it in its sis_dispatch; with none waiting, the paced kick for an idle balance
  * (queue.bpf.h).
  * differs: every such tick, not paced by nohz.next_balance; the kicked CPU pulls for
  * itself only, where fair.c's idle-load balancer balances for every idle CPU.
  */
 void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 {
-	s32 cpu = bpf_get_smp_processor_id(), c = -1;
+	s32 cpu = bpf_get_smp_processor_id(), c;
 	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
 	struct sis_ctl *feats = lookup_ctl();
 	const struct cpumask *idle;
-	struct task_struct *head;
 
 	if (!valid_cpu(cpu))
 		return;
@@ -682,14 +711,8 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 	}
 	/* seen queued after the insert: a hint cleared before it is set again (set_overloaded) */
 	set_overloaded(cpu);
-	head = __COMPAT_scx_bpf_dsq_peek(CPU_DSQ_BASE + cpu);
-	if (!head || head->nr_cpus_allowed == 1)
-		return;
 	idle = scx_bpf_get_idle_cpumask();
-	if (known_cpu(cpu))
-		c = first_idle(idle, head->cpus_ptr, cpu_llc[CPU_IDX(cpu)], cpu);
-	if (c < 0)
-		c = first_idle(idle, head->cpus_ptr, NO_LLC, cpu);
+	c = idle_cpu_for_waiting(cpu, idle);
 	scx_bpf_put_idle_cpumask(idle);
 	if (c >= 0 && scx_bpf_test_and_clear_cpu_idle(c)) {
 		WRITE_ONCE(cpu_ctxs[CPU_IDX(c)].pull_kick, 1);

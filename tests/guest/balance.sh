@@ -7,11 +7,13 @@
 # CPU 0 lands on the least loaded CPUs rather than the parent's, as under EEVDF in the
 # same guest. Two hogs started on the two SMT siblings of a core, then free, end on
 # two cores (the nohz kick, the idle balance and its active balance); two as far apart
-# as the balance spreads them (two LLCs, or two cores of the one LLC) stay. With two
-# nodes, hogs packed on one node spread to the other as far as the NUMA allowance lets.
+# as the balance spreads them (two LLCs, or two cores of the one LLC) stay. A task free
+# to move that waits behind tasks bound to its CPU is taken by an idle CPU. With two
+# nodes, hogs packed on one node spread to the other as far as the NUMA
+# allowance lets.
 . /tests/lib.sh
 NODES=$(ls -d /sys/devices/system/node/node* | wc -l)
-if [ "$NODES" -gt 1 ]; then plan 16; else plan 12; fi
+if [ "$NODES" -gt 1 ]; then plan 18; else plan 14; fi
 N=$(nproc)
 hogs() { pinned=""; for c in $(seq 0 $((N - 1))); do sis-probe spin "$c" & pinned="$pinned $!"; done; }
 # spread: the number of 30 samples (10 reads, 0.5 s apart, of three tasks) that found a
@@ -79,11 +81,30 @@ two() {
 	kill $a $b; wait $a $b 2>/dev/null
 	echo $shared
 }
+# behind: two nice -20 hogs bound to CPU 1 and a nice 19 one started there, then free:
+# the ms of CPU time the free one got in the second from 0.5 s after. Only a move to an
+# idle CPU gives it much: behind the two on CPU 1 its share is about 1/10000. (A CPU
+# that goes idle after running the test's own commands pulls it too, within tens of ms,
+# so this shows that it moves, not that the tick's kick moved it.)
+behind() {
+	sis-probe spin 1 -20 & a=$!
+	sis-probe spin 1 -20 & b=$!
+	sis-probe spin 1 19 & m=$!
+	sleep 1
+	taskset -pc 0-$((N - 1)) "$m" >/dev/null
+	sleep 0.5
+	read -r t0 _ </proc/$m/schedstat
+	sleep 1
+	read -r t1 _ </proc/$m/schedstat
+	kill $a $b $m; wait $a $b $m 2>/dev/null
+	echo $(((t1 - t0) / 1000000))
+}
 SIB=$(cpu_near0 1) FAR=$(cpu_apart0)
 k=$(spread)
 echo "# spread under EEVDF done"
 kp=$(two "$SIB")
 echo "# packed under EEVDF done"
+kbh=$(behind)
 burst eevdf
 start_sis /tmp/b1.log || { cat /tmp/b1.log; fail start "scx_sis did not start"; }
 s=$(spread)
@@ -101,6 +122,10 @@ rc3=$SIS_RC
 # a log of its own, so that fork_loaded counts the burst (and the few forks around it)
 start_sis /tmp/b2.log || { cat /tmp/b2.log; fail start "scx_sis did not start"; }
 burst sis
+stop_sis
+rc2=$SIS_RC
+start_sis /tmp/b5.log || { cat /tmp/b5.log; fail start "scx_sis did not start"; }
+sbh=$(behind)
 stop_sis
 moved=$(($(total lb_smt /tmp/b1.log) + $(total lb_llc /tmp/b1.log)))
 echo "# of 30 samples, a movable hog on CPU 0: EEVDF $k, scx_sis $s ($(totals /tmp/b1.log lb_runs lb_smt lb_llc lb_node lb_sys lb_hot pulls tick_kicks))"
@@ -122,7 +147,10 @@ check apart-sis "scx_sis put two hogs from CPUs 0 and $FAR on one core in $sa of
 # a short-lived task of the test beside a hog makes a real imbalance for a while (fair.c
 # counts every class too): 0-6 pushes seen; one per balance would be one per nohz kick
 check apart-few-active "scx_sis's active balance pushed ${act3:-?} tasks of two hogs from CPUs 0 and $FAR ($(totals /tmp/b3.log nohz_kicks))" [ "${act3:-99}" -le 10 ]
-check exit-clean "scx_sis exited $rc1, $rc3 and $SIS_RC" [ "$rc1" = 0 -a "$rc3" = 0 -a "$SIS_RC" = 0 ]
+echo "# behind two bound hogs, ms of 1000 for the free one: EEVDF $kbh, scx_sis $sbh ($(totals /tmp/b5.log tick_kicks pulls steals lb_runs lb_smt lb_llc lb_active nohz_kicks starved))"
+check behind-kernel "EEVDF gave the free task behind two bound ones $kbh ms of 1000 (the premise)" [ "$kbh" -ge 500 ]
+check behind-sis "scx_sis gave it $sbh ms of 1000 ($(totals /tmp/b5.log pulls lb_hot starved))" [ "$sbh" -ge 500 ]
+check exit-clean "scx_sis exited $rc1, $rc2, $rc3 and $SIS_RC" [ "$rc1" = 0 -a "$rc2" = 0 -a "$rc3" = 0 -a "$SIS_RC" = 0 ]
 
 [ "$NODES" -gt 1 ] || exit 0
 # across nodes: hogs started one a core, free after 1 s; 10 reads 0.5 s apart from 2 s
