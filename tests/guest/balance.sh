@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# suite: balance 1:4:2 every 300
+# suite: balance 1:4:2 every 400
 # suite: balance-2:2:2:2-numa 2:2:2:2 newest 600 numa
 # balance.sh: work moves between busy CPUs. With a hog pinned to every CPU (none idles,
 # so no newidle pull or nohz kick can act), three movable hogs started on CPU 0 leave
