@@ -4,6 +4,19 @@
 use super::builds::build_id;
 use super::*;
 
+/// A plan of one suite at @loads, the configurations @scheds in order, @runs rounds.
+fn plan(name: &str, loads: &[u32], scheds: &[&str], runs: u32) -> Plan {
+    Plan {
+        suites: vec![(suite(name).unwrap(), loads.to_vec())],
+        scheds: scheds.iter().map(|c| c.to_string()).collect(),
+        specs: vec![],
+        runs,
+        secs: 1,
+        seed: 1,
+        warmup: false,
+    }
+}
+
 fn seed() -> Records {
     // the 2016 thread's tbench figures: master, and masterx NO_IDLE_CORE
     let out = "\
@@ -98,15 +111,7 @@ bench: suite=tbench sched=sis run=1 load=16 mb_s=90
 #[test]
 fn json_ratio_against_the_baseline() {
     let r = seed();
-    let plan = Plan {
-        suites: vec![(suite("tbench").unwrap(), vec![1, 128])],
-        scheds: vec!["master".into(), "masterx".into()],
-        specs: vec![],
-        runs: 3,
-        secs: 1,
-        seed: 1,
-        warmup: false,
-    };
+    let plan = plan("tbench", &[1, 128], &["master", "masterx"], 3);
     let dir = std::env::temp_dir().join(format!("scx_sis-json-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("tbench.json");
@@ -379,15 +384,7 @@ bench: suite=tbench sched=sis run=1 load=8 mb_s=100
 bench: suite=tbench sched=sis:NO_SIS_UTIL run=1 load=8 mb_s=95
 ";
     let r = parse(out);
-    let plan = Plan {
-        suites: vec![(suite("tbench").unwrap(), vec![8])],
-        scheds: vec![],
-        specs: vec![],
-        runs: 1,
-        secs: 1,
-        seed: 1,
-        warmup: false,
-    };
+    let plan = plan("tbench", &[8], &[], 1);
     let scheds: Vec<String> = CALIBRATE_SCHED.split(',').map(String::from).collect();
     let t = calibration(&r, &plan, &calibration_pairs(&scheds));
     let row = t
@@ -542,15 +539,7 @@ fn calibration_ratio_of_ratios_by_round() {
         );
     }
     let r = parse(&out);
-    let plan = Plan {
-        suites: vec![(suite("tbench").unwrap(), vec![8])],
-        scheds: vec![],
-        specs: vec![],
-        runs: 3,
-        secs: 1,
-        seed: 1,
-        warmup: false,
-    };
+    let plan = plan("tbench", &[8], &[], 3);
     let scheds: Vec<String> = LLC_SCHED.split(',').map(String::from).collect();
     let t = calibration(&r, &plan, &calibration_pairs(&scheds));
     let row = t
@@ -611,15 +600,7 @@ bench: suite=wakeup sched=sis run=1 load=8 lat_p99_us=600 lat_over_250us_per_1k=
 bench: suite=wakeup sched=eevdf run=1 load=8 lat_p99_us=200 lat_over_250us_per_1k=9 lat_p50_us=12
 ",
     );
-    let plan = Plan {
-        suites: vec![(suite("wakeup").unwrap(), vec![8])],
-        scheds: vec!["sis".into(), "eevdf".into()],
-        specs: vec![],
-        runs: 1,
-        secs: 1,
-        seed: 1,
-        warmup: false,
-    };
+    let plan = plan("wakeup", &[8], &["sis", "eevdf"], 1);
     let s = plan.suites[0].0;
     let keys = ["lat_over_250us_per_1k", "lat_p99_us"];
     let text = metric_tables(&r, &plan, s, &[8], None, &keys, false).unwrap();
@@ -648,15 +629,7 @@ bench: suite=cost sched=before run=1 load=0 bpf_all_ns_per_select=9000 op_stoppi
 bench: suite=cost sched=sis run=1 load=0 bpf_all_ns_per_select=8000 op_stopping_ns=1000 op_runnable_ns=3000
 ",
     );
-    let plan = Plan {
-        suites: vec![(suite("cost").unwrap(), vec![0])],
-        scheds: vec!["before".into(), "sis".into()],
-        specs: vec![],
-        runs: 1,
-        secs: 1,
-        seed: 1,
-        warmup: false,
-    };
+    let plan = plan("cost", &[0], &["before", "sis"], 1);
     let s = plan.suites[0].0;
     let keys = ["op_stopping_ns", "bpf_all_ns_per_select"];
     let text = metric_tables(&r, &plan, s, &[0], None, &keys, true).unwrap();
@@ -686,15 +659,7 @@ bench: suite=cost sched=sis run=1 load=0 bpf_all_ns_per_select=8000 op_stopping_
 #[test]
 fn vs_the_first_configuration_is_one_column() {
     let r = seed();
-    let plan = Plan {
-        suites: vec![(suite("tbench").unwrap(), vec![1])],
-        scheds: vec!["master".into(), "masterx".into()],
-        specs: vec![],
-        runs: 3,
-        secs: 1,
-        seed: 1,
-        warmup: false,
-    };
+    let plan = plan("tbench", &[1], &["master", "masterx"], 3);
     let s = plan.suites[0].0;
     let t = metric_tables(&r, &plan, s, &[1], Some("master"), &["mb_s"], false).unwrap();
     assert_eq!(t.matches("/master [95% CI]").count(), 2, "{t}");
