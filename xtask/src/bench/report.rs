@@ -441,29 +441,59 @@ pub fn lost_marks(r: &Records, suite: &str) -> Vec<String> {
         .collect()
 }
 
-/// One metric's table with its heading, or None without data.
+/// What a table shows: a metric's key, its heading's label, which way is better, and
+/// the `extras` columns beside it.
+struct Shown<'a> {
+    key: &'a str,
+    label: &'a str,
+    higher_is_better: bool,
+    extras: &'a [(&'a str, &'a str)],
+}
+
+impl<'a> Shown<'a> {
+    /// The suite's metric @i; tbench's first also says how far each search went (the
+    /// seed's question).
+    fn metric(s: &'a Suite, i: usize) -> Self {
+        let m = &s.metrics[i];
+        let extras: &[(&str, &str)] = if s.name == "tbench" && i == 0 {
+            &TBENCH_EXTRAS
+        } else {
+            &[]
+        };
+        Shown {
+            key: m.key,
+            label: m.label,
+            higher_is_better: m.higher_is_better,
+            extras,
+        }
+    }
+}
+
+/// One table with its heading, or None without data.
 fn metric_table(
     r: &Records,
     plan: &Plan,
     s: &Suite,
-    i: usize,
+    m: &Shown,
     loads: &[u32],
     vs: Option<&str>,
     seed_format: bool,
 ) -> Option<String> {
-    let m = &s.metrics[i];
     // a --vs naming the first configuration repeats its column: printed once
     let vs = vs.filter(|v| *v != plan.scheds[0]);
-    // tbench's table also says how far each search went: the seed's question
-    let extras: &[(&str, &str)] = if s.name == "tbench" && i == 0 {
-        &TBENCH_EXTRAS
-    } else {
-        &[]
-    };
     let t = if seed_format {
-        table(r, s.name, m.key, &plan.scheds, loads, plan.runs, vs, extras)
+        table(
+            r,
+            s.name,
+            m.key,
+            &plan.scheds,
+            loads,
+            plan.runs,
+            vs,
+            m.extras,
+        )
     } else {
-        stats_table(r, s.name, m.key, &plan.scheds, loads, vs, extras)
+        stats_table(r, s.name, m.key, &plan.scheds, loads, vs, m.extras)
     };
     if t.is_empty() {
         return None;
@@ -491,29 +521,6 @@ fn is_op_metric(r: &Records, suite: &str, key: &str) -> bool {
         && r.keys().any(|(s, _, _, m)| s == suite && m == key)
 }
 
-/// One op's table (`op_NAME_ns`): its ns per select_cpu call, as `ops_table` sums them.
-fn op_table(
-    r: &Records,
-    plan: &Plan,
-    s: &Suite,
-    key: &str,
-    loads: &[u32],
-    vs: Option<&str>,
-    seed_format: bool,
-) -> String {
-    let vs = vs.filter(|v| *v != plan.scheds[0]);
-    let t = if seed_format {
-        table(r, s.name, key, &plan.scheds, loads, plan.runs, vs, &[])
-    } else {
-        stats_table(r, s.name, key, &plan.scheds, loads, vs, &[])
-    };
-    let op = key.trim_start_matches("op_").trim_end_matches("_ns");
-    format!(
-        "\n## {}: ns of {op} per select_cpu call (BPF stats) by {} (lower is better; mean, sd, min, max of n runs; ratio with 95 % CI, ~: the interval includes 1, ?: no interval)\n{t}\n",
-        s.name, s.load
-    )
-}
-
 /// The tables of @keys only (`--part SUITE:KEY+KEY`), the suite's in its order, then
 /// each op's (`op_NAME_ns`, any op a run carries) in the keys' order.
 pub fn metric_tables(
@@ -539,13 +546,22 @@ pub fn metric_tables(
     }
     let mut text: String = (0..s.metrics.len())
         .filter(|&i| keys.contains(&s.metrics[i].key))
-        .filter_map(|i| metric_table(r, plan, s, i, loads, vs, seed_format))
+        .filter_map(|i| metric_table(r, plan, s, &Shown::metric(s, i), loads, vs, seed_format))
         .collect();
     for k in keys
         .iter()
         .filter(|k| !s.metrics.iter().any(|m| m.key == **k))
     {
-        text.push_str(&op_table(r, plan, s, k, loads, vs, seed_format));
+        // an op's ns per select_cpu call, as `ops_table` sums them
+        let op = k.trim_start_matches("op_").trim_end_matches("_ns");
+        let label = format!("ns of {op} per select_cpu call (BPF stats)");
+        let m = Shown {
+            key: k,
+            label: &label,
+            higher_is_better: false,
+            extras: &[],
+        };
+        text.extend(metric_table(r, plan, s, &m, loads, vs, seed_format));
     }
     Ok(text.replace("\n\n\n", "\n\n"))
 }
@@ -561,7 +577,7 @@ pub fn suite_text(
     seed_format: bool,
 ) -> String {
     let mut text: String = (0..s.metrics.len())
-        .filter_map(|i| metric_table(r, plan, s, i, loads, vs, seed_format))
+        .filter_map(|i| metric_table(r, plan, s, &Shown::metric(s, i), loads, vs, seed_format))
         .collect();
     let _ = writeln!(
         text,
