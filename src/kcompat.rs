@@ -52,14 +52,6 @@ pub const CAPS: &[Cap] = &[
         ksyms: &["scx_bpf_dsq_peek"],
         by_version: true,
     },
-    Cap {
-        name: "scx_bpf_cpu_curr",
-        since: (6, 18),
-        what: "scx_bpf_cpu_curr() gives a CPU's current task, whose slice a lazy wakeup preemption uses up",
-        without: "reads that task from scx_bpf_cpu_rq()",
-        ksyms: &["scx_bpf_cpu_curr"],
-        by_version: false,
-    },
 ];
 
 /// The running kernel's release and (major, minor).
@@ -142,14 +134,14 @@ mod tests {
 
     #[test]
     fn description_names_what_is_missing() {
-        let d = describe("6.18.15", &[false, false, false, true]);
+        let d = describe("6.18.15", &[false, false, false]);
         assert!(
             d.contains("no scx_bpf_task_set_slice (6.19+): writes p->scx.slice"),
             "{d}"
         );
         assert!(d.contains("no scx_bpf_dsq_peek (7.1+)"), "{d}");
         assert_eq!(
-            describe("7.3.4", &[true, true, true, true]),
+            describe("7.3.4", &[true, true, true]),
             "kernel 7.3.4: every interface scx_sis uses is present"
         );
         assert_eq!(CAPS[SET_SLICE].name, "scx_bpf_task_set_slice");

@@ -491,17 +491,6 @@ fn load_skel<'a>(
         .map_or_else(|| eevdf::base_slice_ns(topo.online().len()), |us| us * 1000);
     ro.normalized_slice_ns = eevdf::NORMALIZED_BASE_SLICE_NS;
     ro.tick_ns = eevdf::tick_ns(&release);
-    let model = eevdf::preempt_model(&release);
-    ro.resched_lazy = eevdf::resched_is_lazy(model.as_deref());
-    info!(
-        "preemption model {}: wakeup preemption {}",
-        model.as_deref().unwrap_or("unknown"),
-        if ro.resched_lazy {
-            "deferred to the tick or a block (resched_curr_lazy)"
-        } else {
-            "at once"
-        }
-    );
     ro.requeue_preempted = !have[kcompat::REENQ_ANYWHERE];
     ro.test_verifier_reject = opts.test_verifier_reject;
     ro.test_runtime_error = opts.test_runtime_error;

@@ -175,7 +175,7 @@ enum sis_stat {
 	STAT_NI_RANDOM,		/* levels NI_RANDOM's dice passed over */
 	STAT_NI_NUMA_KEPT,	/* NUMA levels a newidle walk found balanced: nothing to take there */
 	/* EEVDF around the search */
-	STAT_WAKEUP_PREEMPT,	/* wakeups that preempt the curr of their CPU (wakeup_preempt_fair), at once or lazily */
+	STAT_WAKEUP_PREEMPT,	/* wakeups that preempted the curr of their CPU (wakeup_preempt_fair) */
 	STAT_PREEMPT_IDLE,	/* ... of which a SCHED_IDLE curr, by a non-idle wakee */
 	STAT_PREEMPT_SHORT,	/* ... of which past curr's protection by a shorter request */
 	STAT_PICK_INELIGIBLE,	/* picks that passed over earlier deadlines not yet eligible */

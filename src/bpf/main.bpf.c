@@ -37,7 +37,6 @@ const volatile bool test_verifier_reject;	/* --test-verifier-reject */
 const volatile bool test_runtime_error;		/* --test-runtime-error */
 const volatile bool quality = true;		/* classify every decision (--no-quality) */
 const volatile bool requeue_preempted;		/* before 6.19: see preempted_by_higher_class() */
-const volatile bool resched_lazy;		/* resched_curr_lazy() defers: the model is not full */
 const volatile char quality_comm[16];		/* ... or only these tasks' (--quality-comm) */
 const volatile u32 quality_comm_len;
 
@@ -506,38 +505,14 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	return cpu;
 }
 
-/*
- * resched_curr_lazy() for a wakeup that preempts curr of @cpu (rq locked): in every
- * preemption model but full, curr runs on with its sched_ext slice used up, so its next
- * block or tick switches. False: preempt at once, as the full model does, and as the
- * lazy one does for a hard irq's wakeup that interrupted user space (taken here for any
- * hard irq on @cpu).
- * differs: fair.c's lazy resched also takes effect at curr's next return to user space,
- * which sched_ext does not see (a softirq's wakeup that interrupted user space waits).
- */
-static __always_inline bool resched_curr_lazy(s32 cpu)
-{
-	struct task_struct *curr;
-
-	if (!resched_lazy || (cpu == bpf_get_smp_processor_id() && in_hardirq()))
-		return false;
-	curr = __COMPAT_scx_bpf_cpu_curr(cpu);
-	if (!curr)
-		return false;
-	scx_bpf_task_set_slice(curr, 0);
-	return true;
-}
-
-/* Queue @p on @cpu's queue in deadline order; a wakeup may preempt curr there. */
+/* Queue @p on @cpu's queue in deadline order, or preempt curr there for a wakeup. */
 static __always_inline void queue_on_cpu(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
 					 u64 enq_flags, struct sis_ctl *feats)
 {
 	if ((enq_flags & SCX_ENQ_WAKEUP) && wakeup_preempt_fair(p, tctx, cpu, feats)) {
 		stat_inc(STAT_WAKEUP_PREEMPT);
-		if (!resched_curr_lazy(cpu)) {
-			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags | SCX_ENQ_PREEMPT);
-			return;
-		}
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags | SCX_ENQ_PREEMPT);
+		return;
 	}
 	tctx->queued_at = tctx->lru_at = scx_bpf_now();
 	dsq_count_enter(tctx, CPU_COUNT(cpu));

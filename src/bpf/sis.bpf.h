@@ -307,27 +307,10 @@ static __always_inline bool waker_exiting(void)
 
 /* The x86 preempt count (per CPU since 6.15: every kernel we load on). */
 extern const int __preempt_count __ksym __weak;
-/* Present with 7.3's layout (HARDIRQ_DISABLE_BITS): the irq counts moved up 8 bits. */
-extern unsigned long local_interrupt_disable_state __ksym __weak;
 
 #define SIS_SOFTIRQ_OFFSET	(1U << 8)	/* include/linux/preempt.h */
-#define SIS_IRQ_MASK_OLD	(0xffU << 16)	/* hard irq 16-19, NMI 20-23 */
-#define SIS_IRQ_MASK_NEW	(0xffU << 24)	/* hard irq 24-27, NMI 28-31 */
-
-/*
- * The hard irq and NMI bits of the preempt count, 0 where the kernel has no per-CPU
- * count. Below them since 7.3 sits a count of hard irq disabling, not a context.
- */
-static __always_inline u32 irq_bits(void)
-{
-	u32 pc;
-
-	if (!bpf_ksym_exists(&__preempt_count))
-		return 0;
-	pc = *(const int *)bpf_this_cpu_ptr(&__preempt_count);
-	return pc & (bpf_ksym_exists(&local_interrupt_disable_state) ? SIS_IRQ_MASK_NEW :
-									  SIS_IRQ_MASK_OLD);
-}
+#define SIS_HARDIRQ_MASK	(0xfU << 16)
+#define SIS_NMI_MASK		(0xfU << 20)
 
 /*
  * in_task(): not in NMI, hard irq or softirq processing.
@@ -336,16 +319,12 @@ static __always_inline u32 irq_bits(void)
  */
 static __always_inline bool in_task(void)
 {
+	const int *pc;
+
 	if (!bpf_ksym_exists(&__preempt_count))
 		return false;
-	return !irq_bits() &&
-	       !(*(const int *)bpf_this_cpu_ptr(&__preempt_count) & SIS_SOFTIRQ_OFFSET);
-}
-
-/* in_hardirq(): in a hard irq's handler, or an NMI's (false without a per-CPU count). */
-static __always_inline bool in_hardirq(void)
-{
-	return irq_bits() != 0;
+	pc = bpf_this_cpu_ptr(&__preempt_count);
+	return !(*pc & (SIS_NMI_MASK | SIS_HARDIRQ_MASK | SIS_SOFTIRQ_OFFSET));
 }
 
 /* is_per_cpu_kthread(): a kernel thread bound to one CPU. */

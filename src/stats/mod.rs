@@ -165,9 +165,7 @@ pub struct Metrics {
         desc = "NUMA levels a newidle walk found balanced (calculate_imbalance(), adjust_numa_imbalance()): nothing taken from another node"
     )]
     pub ni_numa_kept: u64,
-    #[stat(
-        desc = "Wakeups that preempt the running task of their CPU (wakeup_preempt_fair): at once, or at its next block or tick under a lazy preemption model"
-    )]
+    #[stat(desc = "Wakeups that preempted the running task of their CPU (wakeup_preempt_fair)")]
     pub wakeup_preempt: u64,
     #[stat(desc = "... of which a SCHED_IDLE task, preempted by a wakee of another policy")]
     pub preempt_idle: u64,

@@ -7,11 +7,9 @@
 # request preempts (PREEMPT_SHORT), a sleeper beside a hog wakes as fast as under EEVDF,
 # and WAKEUP_PREEMPTION off preempts nothing; a CPU running only SCHED_IDLE work is
 # taken as idle. One scx_sis runs every phase (a feature a phase turns off is turned
-# off live); a phase's counts are a monitor's over it. CPU 3 is the test CPU. Last,
-# under the kernel's lazy preemption model a waker that runs on keeps its CPU, and
-# under the full one it is preempted at once (one scx_sis per model).
+# off live); a phase's counts are a monitor's over it. CPU 3 is the test CPU.
 . /tests/lib.sh
-plan 17
+plan 15
 C=3
 OTHERS=0-2,4-7
 sst() { cut -d' ' -f"$2" /proc/"$1"/schedstat; }
@@ -137,27 +135,6 @@ stop_sis
 si=$(total sched_idle /tmp/e10.log) fb=$(total fallback /tmp/e10.log)
 echo "# SCHED_IDLE hogs on all CPUs: sched_idle=$si fallback=$fb of $(total select_cpu /tmp/e10.log) select_cpu"
 check sched-idle-cpu-is-idle "sched_idle=$si (want >= 150 of 200 wakeups)" [ "${si:-0}" -ge 150 ]
-# lazywake: the wakee's p50 wait, a waker beside it spinning 2 ms after each wakeup
-PM=/sys/kernel/debug/sched/preempt
-grep -qs ' /sys/kernel/debug ' /proc/mounts || mount -t debugfs none /sys/kernel/debug
-model=$(sed -n 's/.*(\([a-z]*\)).*/\1/p' $PM)
-lazyw() { p50 "$(sis-probe lazywake $C 100 2000)"; }
-echo lazy >$PM && kl=$(lazyw)
-echo full >$PM && kf=$(lazyw)
-start_sis /tmp/e11.log || fail start "$(tail -3 /tmp/e11.log)"
-sf=$(lazyw)
-stop_sis
-echo lazy >$PM
-start_sis /tmp/e12.log || fail start "$(tail -3 /tmp/e12.log)"
-sl=$(lazyw)
-stop_sis
-echo "${model:-lazy}" >$PM
-pf=$(total preempt_short /tmp/e11.log) pl=$(total preempt_short /tmp/e12.log)
-echo "# lazywake p50: EEVDF lazy $kl us, full $kf us; scx_sis full $sf us (preempt_short $pf), lazy $sl us (preempt_short $pl)"
-check preempt-full-at-once "p50 $sf us (want < 500: kicked in the wakeup's syscall); $(grep -o 'preemption model [a-z]*' /tmp/e11.log)" \
-	[ "${sf:-99999}" -lt 500 -a "${pf:-0}" -ge 50 ]
-check preempt-lazy-waits "p50 $sl us (want >= 500: to the waker's block or tick; differs: EEVDF's $kl us, at its return to user space); $(grep -o 'preemption model [a-z]*' /tmp/e12.log)" \
-	[ "${sl:-0}" -ge 500 -a "${pl:-0}" -ge 50 ]
 check no-ejection "$(grep -hi 'stall\|EXIT: .*error' /tmp/e*.log | head -2)" sh -c '! grep -qi "stall\|EXIT: .*error" /tmp/e*.log'
 check counter-identity "$(grep totals /tmp/e10.log)" identity /tmp/e10.log
 check left-default "state=$(state)" [ "$(state)" = disabled ]

@@ -1048,60 +1048,6 @@ static void spin_us(int us)
 	while (ts_us(&a, &b) < us);
 }
 
-/* lazywake: a wakee with a 100 us request (it preempts by PREEMPT_SHORT) and its waker */
-struct lazywake {
-	int go[2], ack[2], n;
-	long long sent, *late;
-};
-
-static void *lazywake_wakee(void *arg)
-{
-	struct lazywake *lw = arg;
-	char c;
-
-	set_policy("normal", 100);
-	for (int i = 0; i < lw->n && read(lw->go[0], &c, 1) == 1; i++) {
-		lw->late[i] = (mono_ns() - __atomic_load_n(&lw->sent, __ATOMIC_ACQUIRE)) / 1000;
-		if (write(lw->ack[1], &c, 1) != 1)
-			break;
-	}
-	return NULL;
-}
-
-/*
- * Both pinned to @cpu, @n times: the waker wakes the wakee over a pipe from its
- * syscall, spins @us us in user space, then waits for the wakee's answer. Prints how
- * long each wakeup waited for the CPU (p50, p90, max us).
- */
-static int lazywake(int cpu, int n, int us)
-{
-	struct lazywake lw = { .n = n };
-	pthread_t t;
-	char c = 'w';
-
-	lw.late = calloc(n > 0 ? n : 1, sizeof(*lw.late));
-	if (!lw.late || n <= 0 || pipe(lw.go) || pipe(lw.ack))
-		return 2;
-	pin(cpu);
-	if (pthread_create(&t, NULL, lazywake_wakee, &lw))
-		return 2;
-	usleep(10000);
-	for (int i = 0; i < n; i++) {
-		__atomic_store_n(&lw.sent, mono_ns(), __ATOMIC_RELEASE);
-		if (write(lw.go[1], &c, 1) != 1)
-			return 1;
-		spin_us(us);
-		if (read(lw.ack[0], &c, 1) != 1)
-			return 1;
-		usleep(1000);
-	}
-	pthread_join(t, NULL);
-	qsort(lw.late, n, sizeof(*lw.late), cmp_ll);
-	printf("lazywake: n=%d p50=%lld p90=%lld max=%lld us\n", n, lw.late[n / 2],
-	       lw.late[n * 9 / 10], lw.late[n - 1]);
-	return 0;
-}
-
 static void *msg_worker(void *arg)
 {
 	struct msg_worker *w = arg;
@@ -1390,12 +1336,6 @@ static int cmd_nap(int n, char **a)
 	return nap(atoi(a[0]), a[1], atoi(a[2]), atoi(a[3]), atoi(a[4]));
 }
 
-static int cmd_lazywake(int n, char **a)
-{
-	(void)n;
-	return lazywake(atoi(a[0]), atoi(a[1]), atoi(a[2]));
-}
-
 static int cmd_wake(int n, char **a)
 {
 	(void)n;
@@ -1589,8 +1529,6 @@ static const struct cmd cmds[] = {
 	  "busy loop pinned to CPU under policy POL (normal, batch, idle) with a custom slice of SLICE us (0: the default), forever", cmd_hog },
 	{ "nap", 5, 5, "CPU POL SLICE N US",
 	  "pinned likewise, N times: sleep US us; print how late the wakeups ran (p50, p90, max us)", cmd_nap },
-	{ "lazywake", 3, 3, "CPU N US",
-	  "pinned to CPU, N times: a waker wakes a wakee with a 100 us request over a pipe, spins US us, waits for its answer; print how long the wakeups waited (p50, p90, max us)", cmd_lazywake },
 	{ "wake", 3, 3, "N US CPU",
 	  "N times: run on CPU, sleep US us, wake free to run anywhere (comm sis-wake); print where each wakeup ran", cmd_wake },
 	{ "pingpong", 1, 1, "N",
