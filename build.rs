@@ -22,10 +22,12 @@ fn git_sha() {
     }
 }
 
-/// pelt.h, the BPF side's PELT arithmetic, built for the host: src/pelt.rs tests it.
+/// pelt.h and preempt.h, arithmetic the BPF side runs, built for the host: src/pelt.rs
+/// and src/kcompat.rs test it.
 fn pelt_for_tests() {
     println!("cargo:rerun-if-changed=src/bpf/pelt.h");
     println!("cargo:rerun-if-changed=src/bpf/pelt_host.c");
+    println!("cargo:rerun-if-changed=src/bpf/preempt.h");
     println!("cargo:rerun-if-changed=src/bpf/intf.h");
     cc::Build::new()
         .file("src/bpf/pelt_host.c")

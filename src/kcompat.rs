@@ -125,6 +125,30 @@ pub fn table() -> String {
 mod tests {
     use super::*;
 
+    extern "C" {
+        fn sis_pc_in_task(pc: u32, new_layout: i32) -> i32;
+    }
+
+    /// sis.bpf.h's in_task() against include/linux/preempt.h's two layouts: to 7.2 a
+    /// hard irq at bit 16 and an NMI at 20; in 7.3 a count of hard irq disabling at 16,
+    /// a hard irq at 24 and an NMI at 28.
+    #[test]
+    fn in_task_reads_both_preempt_count_layouts() {
+        let in_task = |pc: u32, new: bool| unsafe { sis_pc_in_task(pc, new as i32) } != 0;
+        for new in [false, true] {
+            assert!(
+                in_task(0, new) && in_task(2, new),
+                "task context, layout {new}"
+            );
+            assert!(!in_task(1 << 8, new), "serving a softirq, layout {new}");
+        }
+        assert!(!in_task(1 << 16, false), "a hard irq to 7.2");
+        assert!(!in_task(1 << 24, true), "a hard irq in 7.3");
+        assert!(in_task(1 << 16, true), "7.3: irqs disabled in task context");
+        assert!(!in_task((1 << 20) | (1 << 16), false), "an NMI to 7.2");
+        assert!(!in_task((1 << 28) | (1 << 24), true), "an NMI in 7.3");
+    }
+
     #[test]
     fn lines_parse() {
         assert_eq!(parse_line("6.18.15+deb13-cloud-amd64").unwrap(), (6, 18));

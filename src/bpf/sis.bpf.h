@@ -305,26 +305,24 @@ static __always_inline bool waker_exiting(void)
 	return cur && (cur->flags & PF_EXITING);
 }
 
-/* The x86 preempt count (per CPU since 6.15: every kernel we load on). */
-extern const int __preempt_count __ksym __weak;
+#include "preempt.h"
 
-#define SIS_SOFTIRQ_OFFSET	(1U << 8)	/* include/linux/preempt.h */
-#define SIS_HARDIRQ_MASK	(0xfU << 16)
-#define SIS_NMI_MASK		(0xfU << 20)
+/* The x86 preempt count (per CPU since 6.15: every kernel we load on; a long since 7.3). */
+extern const int __preempt_count __ksym __weak;
+/* Defined from 7.3 on, whose count has HARDIRQ_DISABLE_BITS below the hard irq bits. */
+extern unsigned long local_interrupt_disable_state __ksym __weak;
 
 /*
- * in_task(): not in NMI, hard irq or softirq processing.
+ * in_task(): not in NMI, hard irq or softirq processing, in either layout (preempt.h).
  * differs: false where the kernel has no per-CPU __preempt_count; on PREEMPT_RT a
  * softirq served in task context counts as a task (its count lives in the task there).
  */
 static __always_inline bool in_task(void)
 {
-	const int *pc;
-
 	if (!bpf_ksym_exists(&__preempt_count))
 		return false;
-	pc = bpf_this_cpu_ptr(&__preempt_count);
-	return !(*pc & (SIS_NMI_MASK | SIS_HARDIRQ_MASK | SIS_SOFTIRQ_OFFSET));
+	return pc_in_task(*(const u32 *)bpf_this_cpu_ptr(&__preempt_count),
+			  bpf_ksym_exists(&local_interrupt_disable_state));
 }
 
 /* is_per_cpu_kthread(): a kernel thread bound to one CPU. */
