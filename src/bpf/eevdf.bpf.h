@@ -16,6 +16,11 @@
 #define SCHED_BATCH		3	/* include/uapi/linux/sched.h */
 #define SCHED_IDLE		5
 #define LAG_KEY_MAX		(1LL << 40)	/* |vruntime - V| bound, far beyond any lag limit */
+/*
+ * More than V can move between two readings of it: the largest lag, a SCHED_IDLE
+ * task's with a 100 ms request, is about 35 s of vruntime.
+ */
+#define V_JUMP_MAX		(1LL << 36)
 /* differs: pick_eevdf() looks at the first 64 deadlines of a queue (fair.c: a heap search) */
 #define PICK_SCAN_MAX		64
 
@@ -24,7 +29,9 @@
  * (queued or curr), each as weight * vruntime taken when counted, modulo 2^64: a
  * difference of two such sums is exact, so the origin avg_vruntime() subtracts can be
  * any recent V (zero_vruntime) and no rebasing is needed. Updated with atomics: a CPU
- * that pulls a task takes it out of the sums of the CPU it came from.
+ * that pulls a task takes it out of the sums of the CPU it came from. So a writer marks
+ * its update, seq_begun before and seq_done after, and avg_sums() reads only sums no
+ * update was under way in (a seqcount that allows many writers).
  */
 struct sis_cfs_rq {
 	u64 sum_w_vruntime;	/* sum of w * vruntime, mod 2^64 */
@@ -48,6 +55,8 @@ struct sis_cfs_rq {
 	u32 walked;
 	u64 run_gen;		/* bumped at each ops.running: the HRTICK timer's run */
 	u64 tick_stamp;		/* scx_bpf_now() at this CPU's last ops.tick */
+	u64 seq_begun;		/* updates of the sums and curr begun */
+	u64 seq_done;		/* ... and ended */
 } __attribute__((aligned(64)));
 struct sis_cfs_rq cfs_rqs[MAX_CPUS];
 
@@ -173,12 +182,25 @@ static __always_inline u64 curr_vruntime(struct sis_cfs_rq *rq, s32 cpu)
 						   rq->curr_weight);
 }
 
+/* An update of @rq's sums or curr begins; avg_sums() does not read across it. */
+static __always_inline void sums_write_begin(struct sis_cfs_rq *rq)
+{
+	__sync_fetch_and_add(&rq->seq_begun, 1);
+}
+
+/* ... and ends. */
+static __always_inline void sums_write_end(struct sis_cfs_rq *rq)
+{
+	__sync_fetch_and_add(&rq->seq_done, 1);
+}
+
 /* sum_w_vruntime_add()/_sub(), with the counts pick and choose_idle_cpu() read. */
 static __always_inline void account_entity(s32 cpu, struct task_ctx *tctx, bool add)
 {
 	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
 	u64 wv = (u64)tctx->weight * tctx->vruntime;
 
+	sums_write_begin(rq);
 	if (add) {
 		__sync_fetch_and_add(&rq->sum_w_vruntime, wv);
 		__sync_fetch_and_add(&rq->sum_weight, tctx->weight);
@@ -188,6 +210,7 @@ static __always_inline void account_entity(s32 cpu, struct task_ctx *tctx, bool 
 		if (tctx->custom_slice)
 			__sync_fetch_and_add(&rq->nr_custom, 1);
 		tctx->rq_cpu = cpu;
+		sums_write_end(rq);
 		return;
 	}
 	__sync_fetch_and_sub(&rq->sum_w_vruntime, wv);
@@ -198,16 +221,44 @@ static __always_inline void account_entity(s32 cpu, struct task_ctx *tctx, bool 
 	if (tctx->custom_slice)
 		__sync_fetch_and_sub(&rq->nr_custom, 1);
 	tctx->rq_cpu = -1;
+	sums_write_end(rq);
 }
 
-/* The sums and load, curr's progress included: avg = sum w*(v - zero), load = sum w. */
+#define SUMS_READ_TRIES		4
+
+/*
+ * The sums and load, curr's progress included: avg = sum w*(v - zero), load = sum w,
+ * read between two updates. After SUMS_READ_TRIES reads that met one, avg is 0 (V is
+ * zero_vruntime, a recent V).
+ * differs: fair.c reads under the rq lock. A read torn by an update would be off by
+ * w * vruntime whole, not by a lag: V would jump, and every task placed at it after.
+ */
 static __always_inline s64 avg_sums(struct sis_cfs_rq *rq, s32 cpu, u64 *load, u64 *zero)
 {
-	u64 w = READ_ONCE(rq->sum_weight), z = READ_ONCE(rq->zero_vruntime);
+	u64 begun, w, z, sum;
+	s64 progress;
+	u32 i;
 
-	*load = w;
-	*zero = z;
-	return (s64)(READ_ONCE(rq->sum_w_vruntime) - z * w) + curr_progress(rq, cpu);
+	for (i = 0; i < SUMS_READ_TRIES; i++) {
+		/* x86 keeps loads in order; the writers' atomics are full barriers */
+		begun = READ_ONCE(rq->seq_done);
+		if (READ_ONCE(rq->seq_begun) != begun)
+			goto retry;
+		w = READ_ONCE(rq->sum_weight);
+		z = READ_ONCE(rq->zero_vruntime);
+		sum = READ_ONCE(rq->sum_w_vruntime);
+		progress = curr_progress(rq, cpu);
+		if (READ_ONCE(rq->seq_begun) != begun)
+			goto retry;
+		*load = w;
+		*zero = z;
+		return (s64)(sum - z * w) + progress;
+retry:
+		stat_inc(STAT_SUMS_RETRY);
+	}
+	*load = READ_ONCE(rq->sum_weight);
+	*zero = READ_ONCE(rq->zero_vruntime);
+	return 0;
 }
 
 /*
@@ -317,6 +368,9 @@ static __always_inline void place_entity(struct task_struct *p, struct task_ctx 
 		tctx->deadline = tctx->vruntime + vslice;
 	}
 	tctx->initial = false;
+	if ((s64)(vruntime - READ_ONCE(rq->zero_vruntime)) > V_JUMP_MAX ||
+	    (s64)(vruntime - READ_ONCE(rq->zero_vruntime)) < -V_JUMP_MAX)
+		stat_inc(STAT_V_JUMP);
 	WRITE_ONCE(rq->zero_vruntime, vruntime);
 	account_entity(cpu, tctx, true);
 }
@@ -522,6 +576,7 @@ static __always_inline void set_next_entity(struct task_struct *p, struct task_c
 	update_deadline(tctx);
 	vprot = set_protect_slice(tctx, cpu, feats);
 	tctx->exec_start = p->se.sum_exec_runtime;
+	sums_write_begin(rq);
 	rq->curr_vruntime = tctx->vruntime;
 	rq->curr_clock = rq_clock_task(cpu);
 	rq->curr_deadline = tctx->deadline;
@@ -529,6 +584,7 @@ static __always_inline void set_next_entity(struct task_struct *p, struct task_c
 	rq->curr_slice = tctx->slice;
 	rq->curr_policy = p->policy;
 	WRITE_ONCE(rq->curr_weight, tctx->weight);
+	sums_write_end(rq);
 	rq->run_gen++;
 	slice = calc_delta_wall(vprot - tctx->vruntime, tctx->weight) ?: 1;
 	if (p->scx.slice != slice)
@@ -545,13 +601,18 @@ static __always_inline void put_prev_entity(struct task_struct *p, struct task_c
 {
 	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
 	u64 ran = p->se.sum_exec_runtime - tctx->exec_start, dv;
+	bool counted = tctx->rq_cpu == cpu && (s64)ran > 0;
 
+	sums_write_begin(rq);
 	WRITE_ONCE(rq->curr_weight, 0);
-	if (tctx->rq_cpu != cpu || (s64)ran <= 0)
+	if (counted) {
+		dv = calc_delta_fair(ran, tctx->weight);
+		__sync_fetch_and_add(&rq->sum_w_vruntime, (u64)tctx->weight * dv);
+		tctx->vruntime += dv;
+	}
+	sums_write_end(rq);
+	if (!counted)
 		return;
-	dv = calc_delta_fair(ran, tctx->weight);
-	__sync_fetch_and_add(&rq->sum_w_vruntime, (u64)tctx->weight * dv);
-	tctx->vruntime += dv;
 	tctx->exec_start = p->se.sum_exec_runtime;
 	update_deadline(tctx);
 }

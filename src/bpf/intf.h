@@ -183,6 +183,8 @@ enum sis_stat {
 	STAT_STARVED,		/* tasks queued longer than STARVE_MS, handed to the global DSQ */
 	STAT_HRTICK,		/* runs the HRTICK timer ended before the tick */
 	STAT_HRTICK_ARMED,	/* HRTICK timer armings */
+	STAT_SUMS_RETRY,	/* reads of a CPU's EEVDF sums retried: an update was under way */
+	STAT_V_JUMP,		/* placements that found V moved > 2^36 ns since its last reading */
 	NR_SIS_STATS,
 };
 

@@ -98,6 +98,8 @@ counter_table! {
     starved = sis_stat_STAT_STARVED,
     hrtick = sis_stat_STAT_HRTICK,
     hrtick_armed = sis_stat_STAT_HRTICK_ARMED,
+    sums_retry = sis_stat_STAT_SUMS_RETRY,
+    v_jumps = sis_stat_STAT_V_JUMP,
     migrations = sis_stat_STAT_MIGRATE,
     migrations_llc = sis_stat_STAT_MIGRATE_LLC,
     wake_affine = sis_stat_STAT_WAKE_AFFINE,

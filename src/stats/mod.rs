@@ -185,6 +185,14 @@ pub struct Metrics {
     pub hrtick: u64,
     #[stat(desc = "HRTICK timer armings (one interrupt each on 7.0+, where an irq_work does it)")]
     pub hrtick_armed: u64,
+    #[stat(
+        desc = "Reads of a CPU's EEVDF sums retried because another CPU was updating them (not fair.c, which reads under the rq lock)"
+    )]
+    pub sums_retry: u64,
+    #[stat(
+        desc = "Placements that found V more than 2^36 ns (69 s) from its last reading on that CPU: broken EEVDF sums (0 expected)"
+    )]
+    pub v_jumps: u64,
 
     #[stat(desc = "Wakeups placed on a CPU other than prev_cpu")]
     pub migrations: u64,

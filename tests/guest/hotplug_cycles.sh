@@ -7,7 +7,8 @@
 # scx_sis has ops.cpu_online/offline, so the kernel keeps it loaded: the state, sampled
 # every half second from the first cycle to the end, reads enabled throughout, there is
 # one attach, the topology in status.json matches sysfs after each cycle, and the cycled
-# CPUs take wakeups through the idle-core step again; SysRq-D's dump carries our lines.
+# CPUs take wakeups through the idle-core step again; SysRq-D's dump carries our lines;
+# no placement found V jumped (`v_jumps`).
 # With `refused` (kernel.rs REFUSED) it asserts the one-line refusal.
 . /tests/lib.sh
 if [ "$1" = refused ]; then
@@ -16,7 +17,7 @@ if [ "$1" = refused ]; then
 	check refused-exit-1 "exit $?: $(tail -1 /tmp/hc.log)" grep -q "pahole older than 1.26" /tmp/hc.log
 	exit 0
 fi
-plan 12
+plan 13
 CYCLES='1 "4 5" 3 "6 7" 2'
 [ "$1" = short ] && CYCLES='1 "4 5"'
 # the CPUs the cycles take off and on, plus the 6 back-to-back; one hotplug each way
@@ -116,4 +117,5 @@ stop_sis
 check exit-0 "exit $SIS_RC: $(tail -3 /tmp/hc.log)" [ "$SIS_RC" = 0 ]
 check no-ejection "$(grep -i 'stall\|error\|asked for a restart' /tmp/hc.log | head -2)" sh -c '! grep -qi "stall\|error\|asked for a restart" /tmp/hc.log'
 check no-runtime-error "$(dmesg | grep -A1 'runtime error' | head -3)" sh -c '! dmesg | grep -q "runtime error\|non-existent DSQ\|not properly vacated"'
+check no-v-jump "$(totals /tmp/hc.log v_jumps sums_retry starved)" [ "$(total v_jumps /tmp/hc.log)" = 0 ]
 grep "CPU hotplug" /tmp/hc.log | tail -2 | sed 's/^.*INFO. /| /'

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # suite: stress-60s 1:4:2 newest 500 -- 60
 # stress.sh SECS: stress-ng (cpu, fork, affinity) plus hackbench at twice the CPU
-# count; scx_sis stays loaded (no watchdog stall) and exits 0 on SIGINT.
+# count; scx_sis stays loaded (no watchdog stall), its EEVDF sums stay whole (no
+# `v_jumps`), and it exits 0 on SIGINT.
 . /tests/lib.sh
-plan 7
+plan 8
 SECS=${1:-60}
 N=$(nproc)
 start_sis /tmp/s.log --stats 10 || fail start "$(tail -5 /tmp/s.log)"
@@ -23,4 +24,6 @@ stop_sis
 check exit-0 "exit $SIS_RC: $(tail -5 /tmp/s.log)" [ "$SIS_RC" = 0 ]
 check no-stall "$(grep -i -m1 stall /tmp/s.log)" sh -c '! grep -qi "stall\|error" /tmp/s.log'
 check counter-identity "$(grep totals /tmp/s.log)" identity /tmp/s.log
+# the EEVDF sums stayed whole: no placement found V farther off than any lag allows
+check no-v-jump "$(totals /tmp/s.log v_jumps sums_retry starved)" [ "$(total v_jumps /tmp/s.log)" = 0 ]
 tail -3 /tmp/s.log | sed 's/^/| /'
