@@ -194,7 +194,27 @@ static __always_inline void sums_write_end(struct sis_cfs_rq *rq)
 	__sync_fetch_and_add(&rq->seq_done, 1);
 }
 
-/* sum_w_vruntime_add()/_sub(), with the counts pick and choose_idle_cpu() read. */
+#define RQ_NONE		-1	/* task_ctx.rq_cpu: counted nowhere (asleep, or not placed) */
+#define RQ_MOVING	-2	/* ... a CPU is moving its count (rq_claim()) */
+
+/*
+ * Take @tctx's count, if it is still at @from (a CPU, or RQ_NONE), to move it: one CPU
+ * at a time, so that a pull and the task's own CPU following the same migration do
+ * not both take it out of the old sums. False: another CPU holds or moved it, and this
+ * update gives way. account_entity() lets go. differs: fair.c's rq locks do this.
+ */
+static __always_inline bool rq_claim(struct task_ctx *tctx, s32 from)
+{
+	if (__sync_val_compare_and_swap(&tctx->rq_cpu, from, RQ_MOVING) == from)
+		return true;
+	stat_inc(STAT_ACCT_RACE);
+	return false;
+}
+
+/*
+ * sum_w_vruntime_add()/_sub(), with the counts pick and choose_idle_cpu() read, for a
+ * task whose count this CPU holds (rq_claim()): it is let go at @cpu, or at RQ_NONE.
+ */
 static __always_inline void account_entity(s32 cpu, struct task_ctx *tctx, bool add)
 {
 	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
@@ -209,8 +229,8 @@ static __always_inline void account_entity(s32 cpu, struct task_ctx *tctx, bool 
 			__sync_fetch_and_add(&rq->h_nr_idle, 1);
 		if (tctx->custom_slice)
 			__sync_fetch_and_add(&rq->nr_custom, 1);
-		tctx->rq_cpu = cpu;
 		sums_write_end(rq);
+		WRITE_ONCE(tctx->rq_cpu, cpu);
 		return;
 	}
 	__sync_fetch_and_sub(&rq->sum_w_vruntime, wv);
@@ -220,8 +240,8 @@ static __always_inline void account_entity(s32 cpu, struct task_ctx *tctx, bool 
 		__sync_fetch_and_sub(&rq->h_nr_idle, 1);
 	if (tctx->custom_slice)
 		__sync_fetch_and_sub(&rq->nr_custom, 1);
-	tctx->rq_cpu = -1;
 	sums_write_end(rq);
+	WRITE_ONCE(tctx->rq_cpu, RQ_NONE);
 }
 
 #define SUMS_READ_TRIES		4
@@ -338,9 +358,13 @@ static __always_inline void place_entity(struct task_struct *p, struct task_ctx 
 					 struct sis_ctl *feats)
 {
 	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
-	u64 vruntime = avg_vruntime(cpu), load = READ_ONCE(rq->sum_weight), vslice;
+	u64 vruntime, load, vslice;
 	s64 lag = 0;
 
+	if (!rq_claim(tctx, RQ_NONE))
+		return;
+	vruntime = avg_vruntime(cpu);
+	load = READ_ONCE(rq->sum_weight);
 	if (feat(feats, FEAT_DELAY_DEQUEUE))
 		delayed_lag(tctx, cpu, vruntime);
 	tctx->weight = se_weight(p);
@@ -383,9 +407,9 @@ static __always_inline void place_entity(struct task_struct *p, struct task_ctx 
 static __always_inline void dequeue_entity(struct task_ctx *tctx, bool sleep,
 					   struct sis_ctl *feats)
 {
-	s32 cpu = tctx->rq_cpu;
+	s32 cpu = READ_ONCE(tctx->rq_cpu);
 
-	if (!valid_cpu(cpu))
+	if (!valid_cpu(cpu) || !rq_claim(tctx, cpu))
 		return;
 	tctx->sleep_v = avg_vruntime(cpu);
 	tctx->vlag = entity_lag(tctx, tctx->sleep_v);
@@ -406,7 +430,7 @@ static __always_inline void dequeue_entity(struct task_ctx *tctx, bool sleep,
 static __always_inline void follow_migration(struct task_struct *p, struct task_ctx *tctx,
 					     s32 cpu, struct sis_ctl *feats)
 {
-	if (tctx->rq_cpu == cpu)
+	if (READ_ONCE(tctx->rq_cpu) == cpu)
 		return;
 	dequeue_entity(tctx, false, feats);
 	place_entity(p, tctx, cpu, feats);
@@ -438,7 +462,7 @@ static __always_inline u64 min_slice_of(s32 cpu, struct task_ctx *tctx)
  * differs: the shortest request is looked for only while some task of the rq has a
  * custom slice; otherwise every request is the base slice.
  */
-static __always_inline u64 set_protect_slice(struct task_ctx *tctx, s32 cpu,
+static __always_inline u64 set_protect_slice(struct task_ctx *tctx, s32 cpu, u64 vruntime,
 					     struct sis_ctl *feats)
 {
 	u64 slice = normalized_slice_ns, vprot = tctx->deadline, v;
@@ -449,7 +473,7 @@ static __always_inline u64 set_protect_slice(struct task_ctx *tctx, s32 cpu,
 	if (slice > tctx->slice)
 		slice = tctx->slice;
 	if (slice != tctx->slice) {
-		v = tctx->vruntime + calc_delta_fair(slice, tctx->weight);
+		v = vruntime + calc_delta_fair(slice, tctx->weight);
 		if (time_before(v, vprot))
 			vprot = v;
 	}
@@ -574,7 +598,7 @@ static __always_inline void set_next_entity(struct task_struct *p, struct task_c
 
 	follow_migration(p, tctx, cpu, feats);
 	update_deadline(tctx);
-	vprot = set_protect_slice(tctx, cpu, feats);
+	vprot = set_protect_slice(tctx, cpu, tctx->vruntime, feats);
 	tctx->exec_start = p->se.sum_exec_runtime;
 	sums_write_begin(rq);
 	rq->curr_vruntime = tctx->vruntime;
@@ -601,7 +625,7 @@ static __always_inline void put_prev_entity(struct task_struct *p, struct task_c
 {
 	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
 	u64 ran = p->se.sum_exec_runtime - tctx->exec_start, dv;
-	bool counted = tctx->rq_cpu == cpu && (s64)ran > 0;
+	bool counted = READ_ONCE(tctx->rq_cpu) == cpu && (s64)ran > 0 && rq_claim(tctx, cpu);
 
 	sums_write_begin(rq);
 	WRITE_ONCE(rq->curr_weight, 0);
@@ -615,6 +639,7 @@ static __always_inline void put_prev_entity(struct task_struct *p, struct task_c
 		return;
 	tctx->exec_start = p->se.sum_exec_runtime;
 	update_deadline(tctx);
+	WRITE_ONCE(tctx->rq_cpu, cpu);
 }
 
 /* A deadline on @cpu's clock as a queue key comparable across CPUs: relative to its V. */
@@ -641,8 +666,7 @@ static __always_inline u64 keep_slice(struct task_ctx *tctx, s32 cpu, u64 v, boo
 	/* fair.c sets no new vprot for a curr picked again: it is rescheduled each tick */
 	if (!renewed)
 		return tick_ns;
-	tctx->vruntime = v;
-	vprot = set_protect_slice(tctx, cpu, feats);
+	vprot = set_protect_slice(tctx, cpu, v, feats);
 	WRITE_ONCE(cfs_rqs[CPU_IDX(cpu)].curr_vprot, vprot);
 	return calc_delta_wall(vprot - v, tctx->weight) ?: 1;
 }
@@ -736,8 +760,6 @@ static __always_inline bool pick_eevdf(s32 cpu, struct task_struct *prev, u64 ll
 	ptctx->deadline = prev_dl;
 	WRITE_ONCE(rq->curr_deadline, prev_dl);
 	scx_bpf_task_set_slice(prev, keep_slice(ptctx, cpu, prev_v, renewed, feats));
-	/* keep_slice() moved vruntime for set_protect_slice(); stopping counts from the start */
-	ptctx->vruntime = rq->curr_vruntime;
 	return true;
 }
 

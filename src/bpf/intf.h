@@ -184,6 +184,7 @@ enum sis_stat {
 	STAT_HRTICK,		/* runs the HRTICK timer ended before the tick */
 	STAT_HRTICK_ARMED,	/* HRTICK timer armings */
 	STAT_SUMS_RETRY,	/* reads of a CPU's EEVDF sums retried: an update was under way */
+	STAT_ACCT_RACE,		/* EEVDF count moves that gave way to another CPU's (rq_claim()) */
 	STAT_V_JUMP,		/* placements that found V moved > 2^36 ns since its last reading */
 	NR_SIS_STATS,
 };

@@ -134,7 +134,7 @@ struct task_ctx {
 	s64 vlag;
 	u64 slice;		/* the request, ns */
 	u64 exec_start;		/* p->se.sum_exec_runtime when it last started or was counted */
-	s32 rq_cpu;		/* the CPU whose sums count the task; -1: none (asleep) */
+	s32 rq_cpu;		/* the CPU whose sums count the task; RQ_NONE, RQ_MOVING */
 	u32 weight;		/* its weight in those sums */
 	bool rel_deadline;
 	bool initial;		/* not placed yet since fork (ENQUEUE_INITIAL) */
@@ -939,7 +939,7 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	if (!tctx)
 		return -ENOMEM;
 	tctx->recent_used_cpu = -1;
-	tctx->rq_cpu = -1;
+	tctx->rq_cpu = RQ_NONE;
 	tctx->sleep_cpu = -1;
 	tctx->initial = args->fork;
 	tctx->forked = args->fork;
@@ -951,13 +951,15 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 void BPF_STRUCT_OPS(sis_disable, struct task_struct *p)
 {
 	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+	s32 rq_cpu;
 
-	if (tctx && valid_cpu(tctx->rq_cpu))
-		account_entity(tctx->rq_cpu, tctx, false);
-	if (tctx) {
-		dsq_count_leave(tctx);
-		pelt_detach(tctx);
-	}
+	if (!tctx)
+		return;
+	rq_cpu = READ_ONCE(tctx->rq_cpu);
+	if (valid_cpu(rq_cpu) && rq_claim(tctx, rq_cpu))
+		account_entity(rq_cpu, tctx, false);
+	dsq_count_leave(tctx);
+	pelt_detach(tctx);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)

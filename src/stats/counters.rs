@@ -99,6 +99,7 @@ counter_table! {
     hrtick = sis_stat_STAT_HRTICK,
     hrtick_armed = sis_stat_STAT_HRTICK_ARMED,
     sums_retry = sis_stat_STAT_SUMS_RETRY,
+    acct_races = sis_stat_STAT_ACCT_RACE,
     v_jumps = sis_stat_STAT_V_JUMP,
     migrations = sis_stat_STAT_MIGRATE,
     migrations_llc = sis_stat_STAT_MIGRATE_LLC,

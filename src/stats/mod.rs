@@ -190,6 +190,10 @@ pub struct Metrics {
     )]
     pub sums_retry: u64,
     #[stat(
+        desc = "Moves of a task's EEVDF count that gave way to another CPU moving it (not fair.c, where rq locks serialize them)"
+    )]
+    pub acct_races: u64,
+    #[stat(
         desc = "Placements that found V more than 2^36 ns (69 s) from its last reading on that CPU: broken EEVDF sums (0 expected)"
     )]
     pub v_jumps: u64,
