@@ -197,11 +197,34 @@ static __always_inline void sums_write_end(struct sis_cfs_rq *rq)
 #define RQ_NONE		-1	/* task_ctx.rq_cpu: counted nowhere (asleep, or not placed) */
 #define RQ_MOVING	-2	/* ... a CPU is moving its count (rq_claim()) */
 
+#define RQ_SETTLE_SPINS	1024
+
 /*
- * Take @tctx's count, if it is still at @from (a CPU, or RQ_NONE), to move it: one CPU
- * at a time, so that a pull and the task's own CPU following the same migration do
- * not both take it out of the old sums. False: another CPU holds or moved it, and this
- * update gives way. account_entity() lets go. differs: fair.c's rq locks do this.
+ * @tctx's rq_cpu once no other CPU is moving its count: a move takes a microsecond or
+ * two, with interrupts off; after RQ_SETTLE_SPINS reads, RQ_MOVING (the caller gives
+ * way, counted).
+ */
+static __always_inline s32 rq_settled(struct task_ctx *tctx)
+{
+	s32 cur = READ_ONCE(tctx->rq_cpu);
+	u32 i;
+
+	bpf_for(i, 0, RQ_SETTLE_SPINS) {
+		if (cur != RQ_MOVING)
+			break;
+		cur = READ_ONCE(tctx->rq_cpu);
+	}
+	if (cur == RQ_MOVING)
+		stat_inc(STAT_ACCT_RACE);
+	return cur;
+}
+
+/*
+ * Take @tctx's count, if it is still at @from (a CPU, or RQ_NONE, as rq_settled() read
+ * it), to move it: one CPU at a time, so that a pull and the task's own CPU following
+ * the same migration do not both take it out of the old sums. False: another CPU took
+ * it first, and this update gives way. account_entity() lets go.
+ * differs: fair.c's rq locks do this.
  */
 static __always_inline bool rq_claim(struct task_ctx *tctx, s32 from)
 {
@@ -361,7 +384,7 @@ static __always_inline void place_entity(struct task_struct *p, struct task_ctx 
 	u64 vruntime, load, vslice;
 	s64 lag = 0;
 
-	if (!rq_claim(tctx, RQ_NONE))
+	if (rq_settled(tctx) != RQ_NONE || !rq_claim(tctx, RQ_NONE))
 		return;
 	vruntime = avg_vruntime(cpu);
 	load = READ_ONCE(rq->sum_weight);
@@ -407,7 +430,7 @@ static __always_inline void place_entity(struct task_struct *p, struct task_ctx 
 static __always_inline void dequeue_entity(struct task_ctx *tctx, bool sleep,
 					   struct sis_ctl *feats)
 {
-	s32 cpu = READ_ONCE(tctx->rq_cpu);
+	s32 cpu = rq_settled(tctx);
 
 	if (!valid_cpu(cpu) || !rq_claim(tctx, cpu))
 		return;
@@ -430,7 +453,7 @@ static __always_inline void dequeue_entity(struct task_ctx *tctx, bool sleep,
 static __always_inline void follow_migration(struct task_struct *p, struct task_ctx *tctx,
 					     s32 cpu, struct sis_ctl *feats)
 {
-	if (READ_ONCE(tctx->rq_cpu) == cpu)
+	if (rq_settled(tctx) == cpu)
 		return;
 	dequeue_entity(tctx, false, feats);
 	place_entity(p, tctx, cpu, feats);
@@ -597,9 +620,14 @@ static __always_inline void set_next_entity(struct task_struct *p, struct task_c
 	u64 vprot, slice;
 
 	follow_migration(p, tctx, cpu, feats);
+	tctx->exec_start = p->se.sum_exec_runtime;
+	/* another CPU still moves its count (rq_settled() gave up): this run is not counted */
+	if (READ_ONCE(tctx->rq_cpu) != cpu) {
+		rq->curr_clock = rq_clock_task(cpu);
+		return;
+	}
 	update_deadline(tctx);
 	vprot = set_protect_slice(tctx, cpu, tctx->vruntime, feats);
-	tctx->exec_start = p->se.sum_exec_runtime;
 	sums_write_begin(rq);
 	rq->curr_vruntime = tctx->vruntime;
 	rq->curr_clock = rq_clock_task(cpu);
@@ -625,7 +653,7 @@ static __always_inline void put_prev_entity(struct task_struct *p, struct task_c
 {
 	struct sis_cfs_rq *rq = &cfs_rqs[CPU_IDX(cpu)];
 	u64 ran = p->se.sum_exec_runtime - tctx->exec_start, dv;
-	bool counted = READ_ONCE(tctx->rq_cpu) == cpu && (s64)ran > 0 && rq_claim(tctx, cpu);
+	bool counted = (s64)ran > 0 && rq_settled(tctx) == cpu && rq_claim(tctx, cpu);
 
 	sums_write_begin(rq);
 	WRITE_ONCE(rq->curr_weight, 0);
@@ -639,6 +667,7 @@ static __always_inline void put_prev_entity(struct task_struct *p, struct task_c
 		return;
 	tctx->exec_start = p->se.sum_exec_runtime;
 	update_deadline(tctx);
+	barrier();
 	WRITE_ONCE(tctx->rq_cpu, cpu);
 }
 

@@ -955,7 +955,7 @@ void BPF_STRUCT_OPS(sis_disable, struct task_struct *p)
 
 	if (!tctx)
 		return;
-	rq_cpu = READ_ONCE(tctx->rq_cpu);
+	rq_cpu = rq_settled(tctx);
 	if (valid_cpu(rq_cpu) && rq_claim(tctx, rq_cpu))
 		account_entity(rq_cpu, tctx, false);
 	dsq_count_leave(tctx);

@@ -190,7 +190,7 @@ pub struct Metrics {
     )]
     pub sums_retry: u64,
     #[stat(
-        desc = "Moves of a task's EEVDF count that gave way to another CPU moving it (not fair.c, where rq locks serialize them)"
+        desc = "Moves of a task's EEVDF count that gave way to another CPU's (not fair.c, where rq locks serialize them)"
     )]
     pub acct_races: u64,
     #[stat(
