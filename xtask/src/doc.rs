@@ -27,11 +27,16 @@ const DOCUMENTS: &[&str] = &[
     "docs/STATS.md",
     "docs/KERNELS.md",
     "docs/BENCHMARKS-HISTORY.md",
+    "docs/BENCHMARKS-INVESTIGATIONS.md",
 ];
 
 /// The benchmark documents: every number in their prose is printed by a generated
-/// block of one of the two (the current page quotes the history's tables).
-const BENCH_PAIR: &[&str] = &["BENCHMARKS.md", "docs/BENCHMARKS-HISTORY.md"];
+/// block of one of them (the first page quotes the others' tables).
+const BENCH_SET: &[&str] = &[
+    "BENCHMARKS.md",
+    "docs/BENCHMARKS-INVESTIGATIONS.md",
+    "docs/BENCHMARKS-HISTORY.md",
+];
 
 /// `cargo xtask features` / `stats-fields`: what the freshly built scx_sis prints with
 /// `flag` (a table declared in its source).
@@ -194,17 +199,29 @@ pub fn doc(check: bool) -> Result<i32> {
                 stale += 1;
             }
         }
-        let paired = BENCH_PAIR.contains(name);
-        if let Some(other) = BENCH_PAIR.iter().find(|o| paired && *o != name) {
-            let other = std::fs::read_to_string(repo_root().join(other))
-                .with_context(|| format!("reading {other}"))?;
-            for (line, num) in unquoted_numbers(&new, &other) {
+        if BENCH_SET.contains(name) {
+            let others = BENCH_SET.iter().filter(|o| *o != name);
+            let also = others
+                .map(|o| std::fs::read_to_string(repo_root().join(o)).context(o.to_string()))
+                .collect::<Result<Vec<_>>>()?;
+            for (line, num) in unquoted_numbers(&new, &also.join("\n")) {
                 println!("stale: {name}:{line}: {num} is in no generated block");
                 stale += 1;
             }
         }
         if !check {
             std::fs::write(&path, new).with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    for name in linked_documents()? {
+        let text = std::fs::read_to_string(repo_root().join(&name)).context(name.clone())?;
+        let read = |p: &str| match repo_root().join(p) {
+            d if d.is_dir() => Ok(String::new()),
+            f => std::fs::read_to_string(f),
+        };
+        for link in broken_links(&name, &text, read) {
+            println!("stale: {name} links to {link}, which is not there");
+            stale += 1;
         }
     }
     if !check {
@@ -217,6 +234,91 @@ pub fn doc(check: bool) -> Result<i32> {
     }
     println!("doc: {blocks} generated table(s), {stale} rewritten");
     Ok(0)
+}
+
+/// README.md, BENCHMARKS.md and every document in docs/: the ones whose links are checked.
+fn linked_documents() -> Result<Vec<String>> {
+    let docs = std::fs::read_dir(repo_root().join("docs")).context("listing docs/")?;
+    let mut names = vec!["README.md".to_string(), "BENCHMARKS.md".to_string()];
+    for e in docs {
+        let name = e.context("listing docs/")?.file_name();
+        let name = name.to_string_lossy();
+        if name.ends_with(".md") {
+            names.push(format!("docs/{name}"));
+        }
+    }
+    Ok(names)
+}
+
+/// GitHub's anchor of a heading: lower case, spaces to hyphens, other punctuation but
+/// `-` and `_` dropped.
+fn anchor(heading: &str) -> String {
+    let lower = heading.to_lowercase();
+    let kept = lower
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'));
+    kept.map(|c| if c == ' ' { '-' } else { c }).collect()
+}
+
+/// The anchors of `text`'s headings (outside fenced blocks).
+fn anchors(text: &str) -> Vec<String> {
+    let mut in_block = false;
+    let mut out = Vec::new();
+    for l in text.lines() {
+        if l.starts_with("```") {
+            in_block = !in_block;
+        } else if !in_block && l.starts_with('#') {
+            out.push(anchor(l.trim_start_matches('#').trim()));
+        }
+    }
+    out
+}
+
+/// The relative links of document `name` (`[x](path)`, `[x](path#anchor)`) whose file
+/// `read` cannot open (a path relative to the repository root; a folder reads as
+/// empty), or whose anchor names no heading of that file.
+fn broken_links(
+    name: &str,
+    text: &str,
+    read: impl Fn(&str) -> std::io::Result<String>,
+) -> Vec<String> {
+    let dir = std::path::Path::new(name)
+        .parent()
+        .unwrap_or(std::path::Path::new(""));
+    let mut out = Vec::new();
+    for target in text.split("](").skip(1).filter_map(|t| t.split(')').next()) {
+        if target.contains("://") || target.contains(' ') {
+            continue;
+        }
+        let (file, frag) = target.split_once('#').unwrap_or((target, ""));
+        let path = match file {
+            "" => name.to_string(),
+            f => normalize(&dir.join(f)),
+        };
+        let ok = match read(&path) {
+            Ok(t) => frag.is_empty() || anchors(&t).iter().any(|a| a == frag),
+            Err(_) => false,
+        };
+        if !ok {
+            out.push(target.to_string());
+        }
+    }
+    out
+}
+
+/// `a/b/../c` as `a/c`.
+fn normalize(p: &std::path::Path) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in p.to_str().unwrap_or("").split('/') {
+        match c {
+            ".." => {
+                parts.pop();
+            }
+            "." | "" => {}
+            c => parts.push(c),
+        }
+    }
+    parts.join("/")
 }
 
 /// The headline plots `text` does not show.
@@ -264,6 +366,28 @@ mod tests {
         let mut code = false;
         assert_eq!(decimals("see `cmd --x", &mut code), Vec::<&str>::new());
         assert_eq!(decimals("1.5` then 2.5", &mut code), ["2.5"]);
+    }
+
+    #[test]
+    fn links_need_their_file_and_heading() {
+        let files = |p: &str| match p {
+            "docs/A.md" => {
+                Ok("# Top\n```\n# not a heading\n```\n## Where the CPUs go (2026-12-05)\n".into())
+            }
+            "README.md" => Ok(String::new()),
+            _ => Err(std::io::Error::other("no such file")),
+        };
+        let text = "[a](docs/A.md) [b](docs/A.md#where-the-cpus-go-2026-12-05) \
+                    [c](docs/A.md#not-a-heading) [d](docs/B.md) [e](https://x/y) [f](A.md)";
+        assert_eq!(
+            broken_links("README.md", text, files),
+            ["docs/A.md#not-a-heading", "docs/B.md", "A.md"]
+        );
+        assert!(broken_links("docs/C.md", "[r](../README.md) [s](A.md#top)", files).is_empty());
+        assert_eq!(
+            anchor("HRTICK's irq_work on 7.0+ (x)"),
+            "hrticks-irq_work-on-70-x"
+        );
     }
 
     #[test]

@@ -62,6 +62,9 @@ enum Cmd {
         /// The results folder (each headline names its subfolders).
         #[arg(long)]
         from: PathBuf,
+        /// One line per headline and load, every boot side by side (the first page).
+        #[arg(long)]
+        summary: bool,
         /// Write headline-N.svg here.
         #[arg(long)]
         svg: Option<PathBuf>,
@@ -281,8 +284,8 @@ fn main() {
         Cmd::Doc { check } => doc::doc(check),
         Cmd::Verifier => suite::verifier_baseline(),
         Cmd::Kernels => kernel::print_table(),
-        Cmd::Headline { from, svg } => {
-            bench::headline::print(&repo_root().join(from), svg.as_deref())
+        Cmd::Headline { from, summary, svg } => {
+            bench::headline::print(&repo_root().join(from), summary, svg.as_deref())
         }
         Cmd::Features => doc::print_from_scheduler("--feature-table"),
         Cmd::StatsFields => doc::print_from_scheduler("--help-stats"),

@@ -435,8 +435,9 @@ pub(crate) fn bench_from_data(tally: &mut Tally, me: &std::path::Path) -> Result
     Ok(())
 }
 
-/// Every table BENCHMARKS.md quotes is what `cargo xtask doc` generates from the
-/// committed results: none typed by hand, none stale.
+/// Every table the documents quote is what `cargo xtask doc` generates from the code or
+/// the committed results (none typed by hand, none stale), every prose figure of the
+/// benchmark documents is printed by one, and every relative link finds its target.
 pub(crate) fn doc_generated(tally: &mut Tally, me: &std::path::Path) -> Result<()> {
     let o = Command::new(me)
         .args(["doc", "--check"])
