@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
-//! The figures derived from scx_sis's counters, defined once: the stats compute them per
-//! interval (`Metrics::finish`) and the bench per measurement (xtask's bench/parse.rs
-//! includes this file), both through `value()`.
+//! The figures derived from scx_sis's counters and BPF statistics, defined once: the
+//! stats compute them per interval (`Metrics::finish`) and the bench per measurement
+//! (xtask's bench/parse.rs includes this file), both through this file's functions.
 
 /// A derived figure: `scale` × (sum of the `num` counters) / (sum of the `den` ones),
 /// counters named as their stats fields.
@@ -81,4 +81,14 @@ pub const DERIVED: &[Derived] = &[
 pub fn value(d: &Derived, get: &dyn Fn(&str) -> f64) -> Option<f64> {
     let den: f64 = d.den.iter().map(|k| get(k)).sum();
     (den > 0.0).then(|| d.num.iter().map(|k| get(k)).sum::<f64>() / den * d.scale)
+}
+
+/// `bpf_ns_per_wakeup`: the run time of every BPF program over select_cpu's calls.
+pub fn bpf_ns_per_wakeup(all_programs_ns: f64, select_cpu_calls: f64) -> Option<f64> {
+    (select_cpu_calls > 0.0).then(|| all_programs_ns / select_cpu_calls)
+}
+
+/// `select_ns` and each program's ns per run: its run time over its runs.
+pub fn ns_per_run(run_ns: f64, runs: f64) -> Option<f64> {
+    (runs > 0.0).then(|| run_ns / runs)
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 //! scx_sis: the kernel's select_idle_sibling() wakeup placement as a sched_ext
-//! scheduler. This is the loader: CLI, topology, load/attach, stats, exit.
+//! scheduler. This is the loader's CLI, its checks before loading and the restart loop
+//! (the scheduler itself: scheduler.rs; topology: topo.rs; stats: stats/).
 
 mod bpf_intf;
 mod bpf_skel;

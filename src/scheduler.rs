@@ -367,8 +367,7 @@ impl<'a> Scheduler<'a> {
         while !shutdown.load(Ordering::Relaxed) && !self.exited() {
             self.follow_hotplug(ids)?;
             // Each client gets totals; its own delta() derives its interval from uptime_s.
-            // Poll, then sleep: crossbeam's recv_timeout() was seen keeping this thread
-            // on a CPU under TCG (a CPU the placement tests then found busy).
+            // Poll, then sleep, so this thread holds no CPU between requests.
             match req_ch.try_recv() {
                 Ok(()) => {
                     self.bpf_stats.reading();

@@ -1104,7 +1104,7 @@ SCX_OPS_DEFINE(sis_ops,
 	       /*
 		* ENQ_LAST: a task still runnable when its CPU is about to switch to a
 		* lower class comes to ops.enqueue (sis_enqueue's first case); without it
-		* the kernel WARNs in put_prev_task_scx() (seen while enabling on 7.3.4).
+		* the kernel WARNs in put_prev_task_scx().
 		*/
 	       .flags = SCX_OPS_ENQ_LAST,
 	       .timeout_ms = WATCHDOG_MS,

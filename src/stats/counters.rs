@@ -37,10 +37,26 @@ macro_rules! counter_table {
             }
         }
 
-        #[cfg(test)]
         pub(super) const COUNTER_INDEXES: &[u32] = &[$(bpf_intf::$idx as u32),*];
     };
 }
+
+// Every index of intf.h's enum sis_stat is decoded into exactly one field: a counter
+// added there without a field here, or two fields on one index, fails the build.
+const _: () = {
+    let n = bpf_intf::sis_stat_NR_SIS_STATS;
+    assert!(COUNTER_INDEXES.len() == n as usize);
+    let mut i = 0;
+    while i < n {
+        let (mut j, mut uses) = (0, 0);
+        while j < COUNTER_INDEXES.len() {
+            uses += (COUNTER_INDEXES[j] == i) as u32;
+            j += 1;
+        }
+        assert!(uses == 1);
+        i += 1;
+    }
+};
 
 counter_table! {
     select_cpu = sis_stat_STAT_SELECT,

@@ -482,23 +482,13 @@ impl Metrics {
         };
         let mut all_ns = 0;
         for p in self.progs.values_mut() {
-            p.ns_per_run = if p.runs > 0 {
-                p.run_ns as f64 / p.runs as f64
-            } else {
-                0.0
-            };
+            p.ns_per_run = derived::ns_per_run(p.run_ns as f64, p.runs as f64).unwrap_or(0.0);
             all_ns += p.run_ns;
         }
-        self.bpf_ns_per_wakeup = if self.select_cpu > 0 {
-            all_ns as f64 / self.select_cpu as f64
-        } else {
-            0.0
-        };
-        self.select_ns = if self.prog_run_cnt > 0 {
-            self.prog_run_ns as f64 / self.prog_run_cnt as f64
-        } else {
-            0.0
-        };
+        let wakeups = self.select_cpu as f64;
+        self.bpf_ns_per_wakeup = derived::bpf_ns_per_wakeup(all_ns as f64, wakeups).unwrap_or(0.0);
+        let (ns, runs) = (self.prog_run_ns as f64, self.prog_run_cnt as f64);
+        self.select_ns = derived::ns_per_run(ns, runs).unwrap_or(0.0);
     }
 }
 

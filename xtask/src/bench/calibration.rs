@@ -124,7 +124,8 @@ pub fn calibration(r: &Records, plan: &Plan, pairs: &[&Calibration]) -> String {
             "kernel/sis [95% CI]"
         );
         for (s, loads) in &plan.suites {
-            for m in s.metrics.iter().take(3) {
+            let shown = s.metrics.iter().filter(|m| s.calibrate.contains(&m.key));
+            for m in shown {
                 for &l in loads {
                     let (kon, koff) = (avg(s.name, k.on, l, m.key), avg(s.name, k.off, l, m.key));
                     if kon.is_none() && koff.is_none() {

@@ -2,9 +2,10 @@
 //! A suite's results as files: the CSV every table is recomputed from, and the JSON.
 
 use super::parse::{mean, ratio, Records};
-use super::report::{pooled, targets};
+use super::report::pooled;
 use super::stats::{cell, ratio_ci};
 use super::suites::Suite;
+use super::targets::targets;
 use super::Plan;
 use anyhow::{Context, Result};
 use std::fmt::Write as _;

@@ -9,12 +9,14 @@ mod calibration;
 mod files;
 pub mod headline;
 mod native;
+mod ops;
 pub mod parse;
 mod plan;
 mod plot;
 mod report;
 mod stats;
 mod suites;
+mod targets;
 
 use builds::{peer, stage_build};
 pub use calibration::*;
@@ -462,5 +464,7 @@ fn commit() -> String {
     }
 }
 
+#[cfg(test)]
+mod plan_tests;
 #[cfg(test)]
 mod tests;

@@ -103,7 +103,7 @@ pub fn parse(output: &str) -> Records {
             .map(|name| {
                 let runs = v.get(&format!("{name} runs")).copied().unwrap_or(0.0);
                 let ns = v.get(&format!("{name} ns")).copied().unwrap_or(0.0);
-                (format!("bpf_{name}_ns"), (runs > 0.0).then(|| ns / runs))
+                (format!("bpf_{name}_ns"), derived::ns_per_run(ns, runs))
             })
             .collect();
         let ratio = |n: &str, d: &str, scale: f64| {
@@ -118,14 +118,21 @@ pub fn parse(output: &str) -> Records {
             }
         };
         let calls = v.get("select_cpu").copied().unwrap_or(0.0);
-        if bpf_ns > 0.0 && calls > 0.0 {
-            put("bpf_ns_per_wakeup", Some(bpf_ns / calls));
+        if bpf_ns > 0.0 {
+            put(
+                "bpf_ns_per_wakeup",
+                derived::bpf_ns_per_wakeup(bpf_ns, calls),
+            );
         }
         for (k, x) in progs {
             put(&k, x);
         }
         if s == "cost" {
-            put("select_ns", ratio("prog_run_ns", "prog_run_cnt", 1.0));
+            let get = |k: &str| v.get(k).copied().unwrap_or(0.0);
+            put(
+                "select_ns",
+                derived::ns_per_run(get("prog_run_ns"), get("prog_run_cnt")),
+            );
             put("scan_max", v.get("scan_max").copied());
             put("select_cpu_calls", v.get("select_cpu").copied());
         }

@@ -3,9 +3,11 @@
 //! JSON files: files.rs).
 
 use super::files::{write_csv, write_json};
+use super::ops::ops_table;
 use super::parse::{mean, ratio, Records};
 use super::stats::{cell, paired_ci, ratio_ci, Ratio};
 use super::suites::Suite;
+use super::targets::targets;
 use super::Plan;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
@@ -230,88 +232,6 @@ pub fn summary(r: &Records, s: &Suite, scheds: &[String], loads: &[u32]) -> Stri
     out
 }
 
-/// The targets, checked from the averages: one line each, MET or MISSED.
-pub fn targets(
-    r: &Records,
-    suite: &str,
-    scheds: &[String],
-    loads: &[u32],
-    cpus: u32,
-) -> Vec<String> {
-    let avg =
-        |c: &str, l: u32, m: &str| r.get(&(suite.into(), c.into(), l, m.into())).and_then(mean);
-    let mut out = vec![];
-    let sis = scheds.iter().filter(|c| c.starts_with("sis"));
-    for c in sis {
-        let line = match suite {
-            "tbench" | "wakeup" if scheds[0] == "eevdf" => {
-                let (m, want, cmp): (&str, &str, fn(f64) -> bool) = if suite == "tbench" {
-                    ("mb_s", ">= 0.98 x eevdf at every client count", |x| {
-                        x >= 0.98
-                    })
-                } else {
-                    ("lat_p99_us", "p99 <= eevdf while workers <= CPUs", |x| {
-                        x <= 1.0
-                    })
-                };
-                let bad: Vec<String> = loads
-                    .iter()
-                    .filter(|&&l| suite == "tbench" || l <= cpus)
-                    .filter_map(|&l| {
-                        let x = ratio(avg(c, l, m), avg("eevdf", l, m))?;
-                        (!cmp(x)).then(|| format!("{l}: {x:.3}"))
-                    })
-                    .collect();
-                format_target(c, want, &bad)
-            }
-            "cost" if !c.contains("NO_SIS_UTIL") => {
-                let (Some(&idle), Some(&full)) = (loads.first(), loads.last()) else {
-                    continue;
-                };
-                match ratio(avg(c, full, "select_ns"), avg(c, idle, "select_ns")) {
-                    Some(x) if x <= 1.5 => format!(
-                        "target {c}: ns/select_cpu at full load <= 1.5 x idle: MET ({x:.2})"
-                    ),
-                    Some(x) => format!(
-                        "target {c}: ns/select_cpu at full load <= 1.5 x idle: MISSED ({x:.2})"
-                    ),
-                    None => continue,
-                }
-            }
-            _ => continue,
-        };
-        out.push(line);
-    }
-    // the cost target: all of scx_sis's BPF per select_cpu, against scx_cosmos's
-    if matches!(suite, "cost" | "wakeup") && scheds.iter().any(|c| c == "scx_cosmos") {
-        let m = "bpf_all_ns_per_select";
-        let bad: Vec<String> = loads
-            .iter()
-            .filter_map(|&l| {
-                let x = ratio(avg("sis", l, m), avg("scx_cosmos", l, m))?;
-                (x > 1.0).then(|| format!("{l}: {x:.2}"))
-            })
-            .collect();
-        if loads.iter().any(|&l| avg("sis", l, m).is_some()) {
-            out.push(format_target(
-                "sis",
-                "all BPF ns per select_cpu <= scx_cosmos's at every load",
-                &bad,
-            ));
-        }
-    }
-    out
-}
-
-pub fn format_target(c: &str, want: &str, bad: &[String]) -> String {
-    if bad.is_empty() {
-        format!("target {c}: {want}: MET")
-    } else {
-        format!("target {c}: {want}: MISSED at {}", bad.join(", "))
-    }
-}
-
-/// Print the tables and write CSV, JSON and SVG files per suite.
 /// The key prefix of the probe's waker-side latency histogram (bucket floor in us).
 pub const HIST_PREFIX: &str = "probe_hist_us_";
 
@@ -362,67 +282,6 @@ fn pooled_table(r: &Records, suite: &str, scheds: &[String], loads: &[u32]) -> S
     format!(
         "\n## {suite}: wakeup latency from the waker's clock, every run pooled (us, bucket floor: exact below 16, then 12.5 %)\n{:<34} {:>5} {:>9} {:>7} {:>7} {:>7}\n{out}",
         "sched", "load", "wakeups", "p50", "p99", "p99.9"
-    )
-}
-
-/// The sched_ext ops in the order a wakeup meets them; the ops table's columns.
-pub const OPS: [&str; 8] = [
-    "select_cpu",
-    "enqueue",
-    "dispatch",
-    "runnable",
-    "running",
-    "stopping",
-    "tick",
-    "update_idle",
-];
-
-/// Where a scheduler's BPF time goes: each op's ns per select_cpu call (the guest's
-/// `op_NAME_ns`, from the kernel's statistics of every struct_ops program), the mean
-/// over the runs of a cell; the ops outside `OPS` summed as `other`. Empty when no run
-/// of the suite carries them (EEVDF, or a suite that keeps the statistics off).
-pub fn ops_table(r: &Records, suite: &str, scheds: &[String], loads: &[u32]) -> String {
-    let ops_of = |c: &str, l: u32| -> BTreeMap<String, f64> {
-        r.iter()
-            .filter(|((s, cc, ll, m), _)| s == suite && cc == c && *ll == l && m.starts_with("op_"))
-            .filter_map(|((_, _, _, m), runs)| {
-                let op = m.strip_prefix("op_")?.strip_suffix("_ns")?;
-                let op = if OPS.contains(&op) { op } else { "other" };
-                Some((op.to_string(), mean(runs)?))
-            })
-            .fold(BTreeMap::new(), |mut acc, (op, v)| {
-                *acc.entry(op).or_default() += v;
-                acc
-            })
-    };
-    let mut out = String::new();
-    for c in scheds {
-        for &l in loads {
-            let ops = ops_of(c, l);
-            if ops.is_empty() {
-                continue;
-            }
-            let _ = write!(out, "{c:<24} {l:>5}");
-            for op in OPS.iter().copied().chain(["other"]) {
-                let _ = write!(
-                    out,
-                    " {:>11}",
-                    ops.get(op).map_or("-".into(), |v| format!("{v:.0}"))
-                );
-            }
-            let _ = writeln!(out, " {:>9.0}", ops.values().sum::<f64>());
-        }
-    }
-    if out.is_empty() {
-        return out;
-    }
-    let mut head = format!("{:<24} {:>5}", "sched", "load");
-    for op in OPS.iter().copied().chain(["other"]) {
-        let _ = write!(head, " {op:>11}");
-    }
-    format!(
-        "\n## {suite}: where the BPF time goes: ns of each op per select_cpu call (BPF stats of every struct_ops program, mean of the runs; -: the scheduler has no such program)\n{head} {:>9}\n{out}",
-        "all"
     )
 }
 
@@ -598,6 +457,7 @@ pub fn suite_text(
     text
 }
 
+/// Print the tables and write CSV, JSON and SVG files per suite.
 pub fn report(
     r: &Records,
     plan: &Plan,

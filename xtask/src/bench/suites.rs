@@ -17,6 +17,9 @@ pub struct Suite {
     pub load: &'static str,
     /// The metrics shown as tables; the first one is plotted and summarised.
     pub metrics: &'static [Metric],
+    /// The metrics of the calibration table (`--part calibration`), the kernel's A/B
+    /// beside scx_sis's: each of `metrics`, those both sides report.
+    pub calibrate: &'static [&'static str],
 }
 
 pub const fn m(key: &'static str, label: &'static str, higher_is_better: bool) -> Metric {
@@ -54,6 +57,7 @@ pub const SUITES: &[Suite] = &[
             m("timer_per_mb", TIMER_PER_MB, false),
             m("iwi_per_mb", IWI_PER_MB, false),
         ],
+        calibrate: &["mb_s", "idle_pct", "sw_per_mb"],
     },
     Suite {
         name: "tbench-bare",
@@ -66,6 +70,7 @@ pub const SUITES: &[Suite] = &[
             m("timer_per_mb", TIMER_PER_MB, false),
             m("iwi_per_mb", IWI_PER_MB, false),
         ],
+        calibrate: &["mb_s", "idle_pct", "sw_per_mb"],
     },
     Suite {
         name: "wakeup",
@@ -104,6 +109,7 @@ pub const SUITES: &[Suite] = &[
                 false,
             ),
         ],
+        calibrate: &["lat_p99_us", "lat_p50_us", "probe_p99_us"],
     },
     Suite {
         name: "latency",
@@ -117,16 +123,19 @@ pub const SUITES: &[Suite] = &[
             m("probe_p50_us", "wakeup latency p50 us (waker's clock, bare)", false),
             m("probe_p999_us", "wakeup latency p99.9 us (waker's clock, bare)", false),
         ],
+        calibrate: &["probe_p99_us", "probe_p50_us", "probe_p999_us"],
     },
     Suite {
         name: "hackbench",
         load: "groups",
         metrics: &[m("secs", "hackbench time s", false)],
+        calibrate: &["secs"],
     },
     Suite {
         name: "pipe",
         load: "pairs",
         metrics: &[m("usecs_op", "perf bench sched pipe usecs/op", false)],
+        calibrate: &["usecs_op"],
     },
     Suite {
         name: "cost",
@@ -141,6 +150,7 @@ pub const SUITES: &[Suite] = &[
             m("scan_mean", "CPUs scanned per select_cpu", false),
             m("scan_max", "most CPUs scanned by one call", false),
         ],
+        calibrate: &["bpf_all_ns_per_select"],
     },
     Suite {
         name: "placement",
@@ -208,6 +218,7 @@ pub const SUITES: &[Suite] = &[
                 false,
             ),
         ],
+        calibrate: &["missed_given_core_per_1k", "missed_given_cpu_per_1k", "stacked_per_1k"],
     },
 ];
 
