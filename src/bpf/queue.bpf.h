@@ -55,7 +55,8 @@ static __always_inline bool cpu_dsq_first(s32 cpu, u64 cpu_dsq, u64 llc_dsq)
  * queued task. Hence only the pulls from other CPUs' queues rest on it (such a task is
  * pulled late, never lost: its tick sets the hint again, sis_tick); a CPU's own queue
  * and its LLC's shared one are read whatever the hint says (own_queues), as a pinned
- * task there has no other CPU to be pulled by. The write is unconditional: a test first could lose it to a concurrent clear.
+ * task there has no other CPU to be pulled by. The write is unconditional: a test
+ * first could lose it to a concurrent clear.
  */
 static __always_inline void set_overloaded(s32 cpu)
 {

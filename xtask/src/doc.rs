@@ -215,8 +215,9 @@ pub fn doc(check: bool) -> Result<i32> {
     }
     for name in linked_documents()? {
         let text = std::fs::read_to_string(repo_root().join(&name)).context(name.clone())?;
+        // a folder, or a file that is no document (an image), reads as empty: it is there
         let read = |p: &str| match repo_root().join(p) {
-            d if d.is_dir() => Ok(String::new()),
+            f if f.is_dir() || (f.exists() && !p.ends_with(".md")) => Ok(String::new()),
             f => std::fs::read_to_string(f),
         };
         for link in broken_links(&name, &text, read) {
@@ -286,8 +287,13 @@ fn broken_links(
         .parent()
         .unwrap_or(std::path::Path::new(""));
     let mut out = Vec::new();
-    for target in text.split("](").skip(1).filter_map(|t| t.split(')').next()) {
-        if target.contains("://") || target.contains(' ') {
+    let prose = outside_blocks(text);
+    for target in prose
+        .split("](")
+        .skip(1)
+        .filter_map(|t| t.split(')').next())
+    {
+        if target.contains(':') || target.contains(' ') {
             continue;
         }
         let (file, frag) = target.split_once('#').unwrap_or((target, ""));
@@ -295,8 +301,10 @@ fn broken_links(
             "" => name.to_string(),
             f => normalize(&dir.join(f)),
         };
+        // a heading is looked for in a document only (not in `src/x.rs#L10`)
+        let heading = |t: &str| !path.ends_with(".md") || anchors(t).iter().any(|a| a == frag);
         let ok = match read(&path) {
-            Ok(t) => frag.is_empty() || anchors(&t).iter().any(|a| a == frag),
+            Ok(t) => frag.is_empty() || heading(&t),
             Err(_) => false,
         };
         if !ok {
@@ -304,6 +312,17 @@ fn broken_links(
         }
     }
     out
+}
+
+/// `text` without its fenced blocks.
+fn outside_blocks(text: &str) -> String {
+    let mut in_block = false;
+    let keep = text.lines().filter(|l| {
+        let fence = l.starts_with("```");
+        in_block ^= fence;
+        !in_block && !fence
+    });
+    keep.collect::<Vec<_>>().join("\n")
 }
 
 /// `a/b/../c` as `a/c`.
@@ -378,7 +397,8 @@ mod tests {
             _ => Err(std::io::Error::other("no such file")),
         };
         let text = "[a](docs/A.md) [b](docs/A.md#where-the-cpus-go-2026-12-05) \
-                    [c](docs/A.md#not-a-heading) [d](docs/B.md) [e](https://x/y) [f](A.md)";
+                    [c](docs/A.md#not-a-heading) [d](docs/B.md) [e](https://x/y) [f](A.md)\n\
+                    ```\n[g](in/a/block.md)\n```\n";
         assert_eq!(
             broken_links("README.md", text, files),
             ["docs/A.md#not-a-heading", "docs/B.md", "A.md"]

@@ -40,8 +40,9 @@ enum Cmd {
     Bench(bench::BenchOpts),
     /// Install (as root) or list the Debian packages the project needs.
     Setup,
-    /// Regenerate BENCHMARKS.md's tables from the committed results (each block after a
-    /// `<!-- generated: cargo xtask bench ... --from DIR -->` line); --check only compares.
+    /// Regenerate the documents' tables from the code and the committed results (each
+    /// block after a `<!-- generated: cargo xtask ... -->` line); --check only compares,
+    /// and also fails on an unquoted benchmark figure or a broken relative link.
     Doc {
         #[arg(long)]
         check: bool,
@@ -56,8 +57,9 @@ enum Cmd {
     /// Print README's kernel table: each supported line, the build the suite tests,
     /// and what scx_sis does without the interfaces that line lacks.
     Kernels,
-    /// Print BENCHMARKS.md's first page: the primary A/Bs from committed results, each
-    /// paired by round with its interval, per boot; with --svg, a plot per headline.
+    /// Print the primary A/Bs from committed results, each paired by round with its
+    /// interval, per boot (--summary: a line per load, BENCHMARKS.md's first page); with
+    /// --svg, a plot per headline.
     Headline {
         /// The results folder (each headline names its subfolders).
         #[arg(long)]

@@ -18,7 +18,8 @@ pub struct Suite {
     /// The metrics shown as tables; the first one is plotted and summarised.
     pub metrics: &'static [Metric],
     /// The metrics of the calibration table (`--part calibration`), the kernel's A/B
-    /// beside scx_sis's: each of `metrics`, those both sides report.
+    /// beside scx_sis's, each one of `metrics`; a metric the kernel's side does not
+    /// report (BPF time) prints no row.
     pub calibrate: &'static [&'static str],
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-//! `cargo xtask headline --from results`: BENCHMARKS.md's first page. The primary A/Bs,
-//! named here before their runs, each a ratio paired by round with its 95 % interval,
-//! per load and per boot, with the boot-to-boot spread; and one SVG per headline.
+//! `cargo xtask headline --from results`: the primary A/Bs (named in list.rs before their
+//! runs), each a ratio paired by round with its 95 % interval, per load and per boot,
+//! with the boot-to-boot spread; `--summary` (summary.rs) gives BENCHMARKS.md's first
+//! page a line per load; and one SVG per headline.
 
 use super::files::read_csv;
 use super::parse::Records;

@@ -33,8 +33,8 @@ fn id(h: &Headline) -> &str {
     h.title.split('.').next().unwrap_or(h.title)
 }
 
-/// The parts of a boot's conditions that differ between boots (the seed and the commit)
-/// and those they share; another build's path after `;` is left out.
+/// A boot's conditions as parts: the seed and the commit, then the rest (guest, kernel,
+/// runs, date); another build's path after `;` is left out.
 fn split_conditions(c: &str) -> (Vec<&str>, Vec<&str>) {
     let mut own = Vec::new();
     let mut common = Vec::new();
@@ -46,6 +46,25 @@ fn split_conditions(c: &str) -> (Vec<&str>, Vec<&str>) {
         }
     }
     (own, common)
+}
+
+/// Each boot's own parts (its seed, commit, and whatever it does not share with every
+/// other boot of `conds`), and the parts they all share.
+fn boot_parts(conds: &[(String, String)]) -> (Vec<String>, Vec<&str>) {
+    let split: Vec<_> = conds.iter().map(|(_, c)| split_conditions(c)).collect();
+    let shared: Vec<&str> = split.first().map_or(vec![], |(_, rest)| {
+        let in_all = |p: &&str| split.iter().all(|(_, r)| r.contains(p));
+        rest.iter().copied().filter(in_all).collect()
+    });
+    let own = split.iter().map(|(o, rest)| {
+        let extra = rest.iter().filter(|p| !shared.contains(p));
+        o.iter()
+            .chain(extra)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
+    (own.collect(), shared)
 }
 
 /// The boots, grouped by the headlines that read them, with their conditions once.
@@ -62,16 +81,14 @@ fn boots(out: &mut String, all: &[Computed]) {
     }
     let _ = writeln!(out, "boots (results/FOLDER), then their conditions:");
     for (ids, c) in groups {
+        let (own, shared) = boot_parts(&c.conditions);
         let each: Vec<String> = c
             .conditions
             .iter()
-            .map(|(d, cond)| format!("{d} (seed {})", split_conditions(cond).0.join(", ")))
+            .zip(own)
+            .map(|((d, _), o)| format!("{d} (seed {o})"))
             .collect();
-        let common = c
-            .conditions
-            .first()
-            .map(|(_, cond)| split_conditions(cond).1.join(", "))
-            .unwrap_or_default();
+        let common = shared.join(", ");
         let _ = writeln!(out, "  {}: {}", ids.join(" "), each.join("; "));
         let _ = writeln!(out, "  {:w$}  {common}", "", w = ids.join(" ").len());
     }
@@ -160,5 +177,10 @@ mod tests {
         let (own, common) = split_conditions(c);
         assert_eq!(own, ["175", "at 6f03b76"]);
         assert_eq!(common[0], "1:4:2 guest (8 vCPUs)");
+        let two = |d: &str, s: &str| (d.to_string(), format!("g, {s}, order --seed 1, at x"));
+        let conds = [two("a", "2026-12-06"), two("b", "2026-12-07")];
+        let (own, shared) = boot_parts(&conds);
+        assert_eq!(shared, ["g"]);
+        assert_eq!(own, ["1, at x, 2026-12-06", "1, at x, 2026-12-07"]);
     }
 }
