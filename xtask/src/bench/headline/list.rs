@@ -29,15 +29,15 @@ pub struct Pair {
     pub base: &'static str,
 }
 
-const BOOTS: &[&str] = &["2026-12-06-headline-b1", "2026-12-06-headline-b2"];
+const BOOTS: &[&str] = &["2026-12-07-headline-b1", "2026-12-07-headline-b2"];
 /// tbench with and without the instruments, in one boot each.
 const BARE_BOOTS: &[&str] = &["2026-12-04-bare-b1", "2026-12-04-bare-b2"];
 /// The kernel's switch and ours in one boot each.
-const CALIBRATE_BOOTS: &[&str] = &["2026-12-06-calibrate-b1", "2026-12-06-calibrate-b2"];
+const CALIBRATE_BOOTS: &[&str] = &["2026-12-07-calibrate-b1", "2026-12-07-calibrate-b2"];
 /// The wakeup suite (tracer) and the latency suite (bare) in one boot each.
-const WAKEUP_BOOTS: &[&str] = &["2026-12-06-latency-b1", "2026-12-06-latency-b2"];
+const WAKEUP_BOOTS: &[&str] = &["2026-12-07-latency-b1", "2026-12-07-latency-b2"];
 /// The same under multi-threaded TCG (--tcg-multi), one boot each.
-const MULTI_BOOTS: &[&str] = &["2026-12-06-multi-latency-b1", "2026-12-06-multi-latency-b2"];
+const MULTI_BOOTS: &[&str] = &["2026-12-07-multi-latency-b1", "2026-12-07-multi-latency-b2"];
 /// Issue 28's p99 target (within 20 %), named before the boots of MULTI_BOOTS.
 const P99_MARGIN: Option<f64> = Some(1.2);
 
@@ -216,7 +216,7 @@ pub const HEADLINES: &[Headline] = &[
         base: "scx_cosmos",
         den: None,
         loads: &[0],
-        dirs: &["2026-12-06-stop-cost-b1", "2026-12-06-stop-cost-b2"],
+        dirs: &["2026-12-07-cost-b1", "2026-12-07-cost-b2"],
         margin: None,
     },
     Headline {
