@@ -205,12 +205,11 @@ fn points(c: &Computed) -> Vec<Point> {
     pts
 }
 
-/// The text of every headline, with the conditions of each boot once.
-pub fn headlines(root: &Path) -> Result<String> {
-    let all = compute_all(root)?;
+/// The text of every headline in `all`, with the conditions of each boot once.
+fn headlines(all: &[Computed]) -> String {
     let mut out = String::new();
     let mut seen: Vec<&(String, String)> = Vec::new();
-    for (h, c) in HEADLINES.iter().zip(&all) {
+    for (h, c) in HEADLINES.iter().zip(all) {
         block(&mut out, h, c);
         for dc in &c.conditions {
             if !seen.iter().any(|(x, _)| *x == dc.0) {
@@ -222,18 +221,19 @@ pub fn headlines(root: &Path) -> Result<String> {
     for (d, c) in seen {
         let _ = writeln!(out, "  {d}: {c}");
     }
-    Ok(out.trim_end().to_string())
+    out.trim_end().to_string()
 }
 
 /// `cargo xtask headline --from ROOT [--summary] [--svg DIR]`.
 pub fn print(root: &Path, summary: bool, svg: Option<&Path>) -> Result<i32> {
+    let all = compute_all(root)?;
     let text = match summary {
-        true => summary::text(&compute_all(root)?),
-        false => headlines(root)?,
+        true => summary::text(&all),
+        false => headlines(&all),
     };
     println!("{text}");
     if let Some(dir) = svg {
-        print_svgs(root, dir)?;
+        write_svgs(&all, dir)?;
     }
     Ok(0)
 }
@@ -248,9 +248,13 @@ impl Headline {
 
 /// Each headline's SVG in `dir` (`cargo xtask doc` writes docs/img's).
 pub fn print_svgs(root: &Path, dir: &Path) -> Result<()> {
-    let all = compute_all(root)?;
+    write_svgs(&compute_all(root)?, dir)
+}
+
+/// The SVG of each headline of `all` in `dir`.
+fn write_svgs(all: &[Computed], dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    for (h, c) in HEADLINES.iter().zip(&all) {
+    for (h, c) in HEADLINES.iter().zip(all) {
         plot(h, &points(c), &dir.join(h.svg()))?;
     }
     Ok(())
