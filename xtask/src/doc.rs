@@ -263,16 +263,11 @@ fn anchor(heading: &str) -> String {
 
 /// The anchors of `text`'s headings (outside fenced blocks).
 fn anchors(text: &str) -> Vec<String> {
-    let mut in_block = false;
-    let mut out = Vec::new();
-    for l in text.lines() {
-        if l.starts_with("```") {
-            in_block = !in_block;
-        } else if !in_block && l.starts_with('#') {
-            out.push(anchor(l.trim_start_matches('#').trim()));
-        }
-    }
-    out
+    let prose = outside_blocks(text);
+    let headings = prose.lines().filter(|l| l.starts_with('#'));
+    headings
+        .map(|l| anchor(l.trim_start_matches('#').trim()))
+        .collect()
 }
 
 /// The relative links of document `name` (`[x](path)`, `[x](path#anchor)`) whose file

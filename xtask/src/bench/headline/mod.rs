@@ -89,11 +89,16 @@ fn fmt_ratio(q: &Option<Ratio>) -> String {
 
 /// The verdict on `q` against the margin [1/m, m]: the whole interval inside it is "same".
 fn equivalence(q: &Ratio, m: f64) -> &'static str {
-    if q.lo >= 1.0 / m && q.hi <= m {
+    if within(q, m) {
         "  same"
     } else {
         "  not shown the same"
     }
+}
+
+/// Does `q`'s whole interval lie inside the margin [1/m, m]?
+fn within(q: &Ratio, m: f64) -> bool {
+    q.lo >= 1.0 / m && q.hi <= m
 }
 
 /// One point of a headline's plot: its label, ratio and interval.
@@ -239,10 +244,14 @@ pub fn print(root: &Path, summary: bool, svg: Option<&Path>) -> Result<i32> {
 }
 
 impl Headline {
+    /// Its number ("2b" of "2b. ...").
+    pub fn id(&self) -> &str {
+        self.title.split('.').next().unwrap_or(self.title)
+    }
+
     /// Its plot's file name, from its number ("2b. ..." plots to headline-2b.svg).
     pub fn svg(&self) -> String {
-        let id = self.title.split('.').next().unwrap_or(self.title);
-        format!("headline-{id}.svg")
+        format!("headline-{}.svg", self.id())
     }
 }
 

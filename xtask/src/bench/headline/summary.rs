@@ -3,7 +3,7 @@
 //! each boot's ratio side by side and what all the boots together show, then the boots
 //! and their conditions.
 
-use super::{fmt_ratio, Cell, Computed, Headline, HEADLINES};
+use super::{fmt_ratio, within, Cell, Computed, HEADLINES};
 use std::fmt::Write as _;
 
 /// What every boot of a cell row shows together: a difference only where each boot's
@@ -16,7 +16,7 @@ pub fn verdict(cells: &[Cell], margin: Option<f64>) -> &'static str {
     }
     let above = qs.iter().all(|q| q.significant && q.lo > 1.0);
     let below = qs.iter().all(|q| q.significant && q.hi < 1.0);
-    let same = margin.is_some_and(|m| qs.iter().all(|q| q.lo >= 1.0 / m && q.hi <= m));
+    let same = margin.is_some_and(|m| qs.iter().all(|q| within(q, m)));
     match (above, below, same, margin.is_some()) {
         (true, _, true, _) => "above 1, within the margin",
         (_, true, true, _) => "below 1, within the margin",
@@ -26,11 +26,6 @@ pub fn verdict(cells: &[Cell], margin: Option<f64>) -> &'static str {
         (_, _, _, true) => "neither shown",
         _ => "not shown",
     }
-}
-
-/// The id of a headline ("2b" of "2b. ...").
-fn id(h: &Headline) -> &str {
-    h.title.split('.').next().unwrap_or(h.title)
 }
 
 /// A boot's conditions as parts: the seed and the commit, then the rest (guest, kernel,
@@ -75,8 +70,8 @@ fn boots(out: &mut String, all: &[Computed]) {
             .iter_mut()
             .find(|(_, g)| g.conditions == c.conditions)
         {
-            Some((ids, _)) => ids.push(id(h)),
-            None => groups.push((vec![id(h)], c)),
+            Some((ids, _)) => ids.push(h.id()),
+            None => groups.push((vec![h.id()], c)),
         }
     }
     let _ = writeln!(out, "boots (results/FOLDER), then their conditions:");
@@ -107,7 +102,7 @@ pub fn text(all: &[Computed]) -> String {
     for (h, c) in HEADLINES.iter().zip(all) {
         for (i, (load, cells)) in c.loads.iter().enumerate() {
             let (hid, what) = match i {
-                0 => (id(h), h.short),
+                0 => (h.id(), h.short),
                 _ => ("", ""),
             };
             let n = cells.iter().map(|c| c.n).min().unwrap_or(0);
@@ -121,7 +116,7 @@ pub fn text(all: &[Computed]) -> String {
     let _ = writeln!(out, "margins named before their boots:");
     for h in HEADLINES.iter().filter(|h| h.margin.is_some()) {
         let m = h.margin.unwrap_or(1.0);
-        let _ = writeln!(out, "  {}: [{:.3},{m:.3}]", id(h), 1.0 / m);
+        let _ = writeln!(out, "  {}: [{:.3},{m:.3}]", h.id(), 1.0 / m);
     }
     boots(&mut out, all);
     out.trim_end().to_string()
