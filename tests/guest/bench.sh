@@ -135,8 +135,9 @@ monitor_stop() { # SUITE CONF RUN LOAD
 	[ "$3" = 0 ] || [ ! -s /tmp/mon.json ] && return
 	grep '^{' /tmp/mon.json | sed "s/^/bench-mon: suite=$1 sched=$2 run=$3 load=$4 /"
 }
-# bpf_snap / bpf_delta: the kernel's statistics of every struct_ops program (whichever
-# sched_ext scheduler runs, peers included) around one measurement; bpf_delta prints the
+# bpf_snap / bpf_delta: the kernel's statistics of the loaded sched_ext scheduler's
+# programs (whichever runs, peers included: its struct_ops programs and any program
+# sharing a map with them, sis-probe bpfstats) around one measurement; bpf_delta prints the
 # ns of all of them per select_cpu call, select_cpu's own ns per call, the calls, and
 # their ns as a share of the CPUs' time meanwhile (bpf_cpu_pct)
 bpf_snap() { B0=; is_eevdf "$SPEC" || { B0=$(sis-probe bpfstats); BT0=$(uptime_s); }; }

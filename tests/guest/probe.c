@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <errno.h>
@@ -1233,37 +1234,79 @@ static int opname(int n, char **names)
 	return 0;
 }
 
+#define BPFSTATS_MAPS 64
+
+/* One program's info and map ids by its id; false when it is gone. */
+static bool prog_info(unsigned int id, struct bpf_prog_info *info, unsigned int *maps,
+		      unsigned int *nr_maps)
+{
+	union bpf_attr a = { .prog_id = id };
+	int fd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	memset(info, 0, sizeof(*info));
+	info->nr_map_ids = BPFSTATS_MAPS;
+	info->map_ids = (unsigned long)maps;
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = fd;
+	a.info.info_len = sizeof(*info);
+	a.info.info = (unsigned long)info;
+	ok = !sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a);
+	close(fd);
+	*nr_maps = info->nr_map_ids < BPFSTATS_MAPS ? info->nr_map_ids : BPFSTATS_MAPS;
+	return ok;
+}
+
+/* Does any of @maps appear in @set? */
+static bool shares_map(const unsigned int *maps, unsigned int n, const unsigned int *set,
+		       unsigned int nset)
+{
+	for (unsigned int i = 0; i < n; i++)
+		for (unsigned int j = 0; j < nset; j++)
+			if (maps[i] == set[j])
+				return true;
+	return false;
+}
+
 /*
- * Sum run_time_ns / run_cnt (kernel.bpf_stats_enabled=1) over every struct_ops
- * program: the whole cost of whichever sched_ext scheduler is loaded, and each op's
- * share (op.NAME=NS/RUNS; op.other for a name no op matches).
+ * Sum run_time_ns / run_cnt (kernel.bpf_stats_enabled=1) over the loaded sched_ext
+ * scheduler's programs: every struct_ops program, and every other program that shares a
+ * map with one (a tracepoint of the same object, such as scx_sis's sched_switch hook on
+ * 6.19+): the whole cost, and each op's share (op.NAME=NS/RUNS; op.other for a program
+ * no op names).
  */
 static int bpfstats(void)
 {
 	unsigned long long ns = 0, runs = 0, sel_ns = 0, sel_runs = 0;
 	unsigned long long op_ns[NR_SCX_OPS + 1] = {}, op_runs[NR_SCX_OPS + 1] = {};
-	unsigned int id = 0, progs = 0;
+	static unsigned int ops_maps[1024];
+	unsigned int maps[BPFSTATS_MAPS], nr, nops_maps = 0, progs = 0;
 
-	for (;;) {
-		union bpf_attr a = { .start_id = id };
-		struct bpf_prog_info info = {};
-		int fd;
+	for (int pass = 0; pass < 2; pass++) {
+		unsigned int id = 0;
 
-		if (sys_bpf(BPF_PROG_GET_NEXT_ID, &a))
-			break;
-		id = a.next_id;
-		memset(&a, 0, sizeof(a));
-		a.prog_id = id;
-		fd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
-		if (fd < 0)
-			continue;
-		memset(&a, 0, sizeof(a));
-		a.info.bpf_fd = fd;
-		a.info.info_len = sizeof(info);
-		a.info.info = (unsigned long)&info;
-		if (!sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) && info.type == BPF_PROG_TYPE_STRUCT_OPS) {
-			int op = scx_op_of(info.name);
+		for (;;) {
+			union bpf_attr a = { .start_id = id };
+			struct bpf_prog_info info;
+			bool ops;
+			int op;
 
+			if (sys_bpf(BPF_PROG_GET_NEXT_ID, &a))
+				break;
+			id = a.next_id;
+			if (!prog_info(id, &info, maps, &nr))
+				continue;
+			ops = info.type == BPF_PROG_TYPE_STRUCT_OPS;
+			/* pass 0: the struct_ops programs and their maps; pass 1: the rest */
+			if (!pass && ops) {
+				for (unsigned int i = 0; i < nr && nops_maps < 1024; i++)
+					ops_maps[nops_maps++] = maps[i];
+			} else if (!pass || ops || !shares_map(maps, nr, ops_maps, nops_maps)) {
+				continue;
+			}
+			op = ops ? scx_op_of(info.name) : -1;
 			progs++;
 			ns += info.run_time_ns;
 			runs += info.run_cnt;
@@ -1272,7 +1315,6 @@ static int bpfstats(void)
 			op_ns[op] += info.run_time_ns;
 			op_runs[op] += info.run_cnt;
 		}
-		close(fd);
 	}
 	sel_ns = op_ns[0];
 	sel_runs = op_runs[0];
@@ -1574,7 +1616,7 @@ static const struct cmd cmds[] = {
 	{ "msg", 4, 4, "M W SECS US",
 	  "schbench-like: M message threads each wake W workers (comm sis-worker) over pipes, every worker spins US us and reports back, for SECS; prints rounds/s and the workers' wakeup latency", cmd_msg },
 	{ "bpfstats", 0, 0, "",
-	  "the kernel's run-time statistics of every loaded struct_ops program: total ns and runs, select_cpu's, and each op's (op.NAME=NS/RUNS)", cmd_bpfstats },
+	  "the kernel's run-time statistics of the loaded sched_ext scheduler's programs (its struct_ops programs and any sharing a map with them): total ns and runs, select_cpu's, and each op's (op.NAME=NS/RUNS)", cmd_bpfstats },
 	{ "statson", 0, 0, "",
 	  "turn the kernel's BPF run-time statistics on (BPF_ENABLE_STATS) and hold them until killed", cmd_statson },
 	{ "opname", 1, 64, "NAME...",

@@ -128,6 +128,11 @@ pub struct GuestOpts {
     /// Multi-threaded TCG (faster but racy on qemu 7.2, see docs/PLATFORM.md).
     #[arg(long)]
     tcg_multi: bool,
+    /// Count instructions as time (qemu -icount shift=0,sleep=on): one ns of guest time
+    /// per guest instruction, so the BPF statistics' ns are instruction counts, free of
+    /// the host's speed. Single-threaded TCG only.
+    #[arg(long, conflicts_with = "tcg_multi")]
+    icount: bool,
     /// Do not build scx_sis first.
     #[arg(long)]
     no_build: bool,
@@ -230,6 +235,7 @@ impl GuestOpts {
             timeout: Duration::from_secs(self.timeout),
             idle_timeout: Duration::from_secs(self.idle_timeout),
             tcg_multi: self.tcg_multi,
+            icount: self.icount,
             stream,
         })
     }
@@ -258,7 +264,7 @@ fn vm_exit(cfg: &vm::VmConfig, cmd: &str) -> Result<i32> {
         cfg.kernel.version,
         cfg.topology,
         if cfg.numa { " numa" } else { "" },
-        if cfg.tcg_multi { "multi" } else { "single" }
+        vm::tcg_mode(cfg)
     );
     let r = vm::run(cfg, cmd)?;
     if let Some(why) = &r.failure {

@@ -55,6 +55,9 @@ pub struct VmConfig {
     pub idle_timeout: Duration,
     /// multi-threaded TCG (faster, racy on qemu 7.2; see docs/PLATFORM.md).
     pub tcg_multi: bool,
+    /// qemu's -icount shift=0,sleep=on: guest time advances one ns per guest instruction
+    /// (idle time skipped), so a BPF program's run-time ns count its instructions.
+    pub icount: bool,
     /// Print the guest's console as it comes.
     pub stream: bool,
 }
@@ -103,15 +106,34 @@ fn cpu_args(t: &Topology) -> Vec<String> {
     .collect()
 }
 
+/// How the guest's CPUs are emulated, as headers and logs name it.
+pub fn tcg_mode(cfg: &VmConfig) -> &'static str {
+    tcg_mode_of(cfg.tcg_multi, cfg.icount)
+}
+
+fn tcg_mode_of(multi: bool, icount: bool) -> &'static str {
+    match (multi, icount) {
+        (true, _) => "thread=multi",
+        (false, true) => "thread=single icount",
+        (false, false) => "thread=single",
+    }
+}
+
+/// The accelerator's arguments: TCG, and qemu's instruction counter where asked for.
+fn accel_args(multi: bool, icount: bool) -> Vec<String> {
+    let mut a = vec![
+        "-accel".to_string(),
+        format!("tcg,thread={}", if multi { "multi" } else { "single" }),
+    ];
+    if icount {
+        a.extend(["-icount".into(), "shift=0,sleep=on".into()]);
+    }
+    a
+}
+
 fn qemu_args(cfg: &VmConfig, initrd: &Path, monitor: &Path) -> Vec<String> {
     let t = cfg.topology;
-    let mut a: Vec<String> = vec![
-        "-accel".into(),
-        format!(
-            "tcg,thread={}",
-            if cfg.tcg_multi { "multi" } else { "single" }
-        ),
-    ];
+    let mut a = accel_args(cfg.tcg_multi, cfg.icount);
     a.extend(cpu_args(&t));
     if cfg.numa && t.sockets > 1 {
         let per = (cfg.mem_mib / t.sockets).max(256);
@@ -465,6 +487,21 @@ mod tests {
                 && two.ends_with("-smp 32,sockets=2,modules=2,cores=4,threads=2"),
             "{two}"
         );
+    }
+
+    /// --icount asks qemu for one ns per instruction and says so in every header.
+    #[test]
+    fn icount_is_asked_for_and_named() {
+        let a = accel_args(false, true);
+        assert_eq!(
+            a,
+            ["-accel", "tcg,thread=single", "-icount", "shift=0,sleep=on"]
+        );
+        assert!(!accel_args(false, false).iter().any(|s| s == "-icount"));
+        assert_eq!(accel_args(true, false)[1], "tcg,thread=multi");
+        assert_eq!(tcg_mode_of(false, true), "thread=single icount");
+        assert_eq!(tcg_mode_of(false, false), "thread=single");
+        assert_eq!(tcg_mode_of(true, false), "thread=multi");
     }
 
     #[test]

@@ -325,10 +325,10 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
         cfg.timeout = cfg
             .timeout
             .max(std::time::Duration::from_secs(plan.timeout_s()));
-        let mode = if cfg.tcg_multi { "multi" } else { "single" };
+        let mode = vm::tcg_mode(&cfg);
         let qemu = vm::qemu_version().map_or("?".into(), |(a, b)| format!("{a}.{b}"));
         let header = format!(
-            "{} guest ({cpus} vCPUs), kernel {}, qemu {qemu} TCG thread={mode}, {runs}",
+            "{} guest ({cpus} vCPUs), kernel {}, qemu {qemu} TCG {mode}, {runs}",
             o.guest.topology, cfg.kernel.version,
         );
         println!("bench: {header}");

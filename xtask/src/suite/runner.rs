@@ -29,6 +29,7 @@ pub(crate) fn test_guest(
         timeout: Duration::from_secs(timeout_s),
         idle_timeout: Duration::from_secs(idle_s),
         tcg_multi: false,
+        icount: false,
         stream: false,
     }
 }
