@@ -209,6 +209,9 @@ static __always_inline s32 rq_settled(struct task_ctx *tctx)
 	s32 cur = READ_ONCE(tctx->rq_cpu);
 	u32 i;
 
+	/* the usual case, no move under way: no iterator set up */
+	if (cur != RQ_MOVING)
+		return cur;
 	bpf_for(i, 0, RQ_SETTLE_SPINS) {
 		if (cur != RQ_MOVING)
 			break;

@@ -128,7 +128,7 @@ pub struct GuestOpts {
     /// Multi-threaded TCG (faster but racy on qemu 7.2, see docs/PLATFORM.md).
     #[arg(long)]
     tcg_multi: bool,
-    /// Count instructions as time (qemu -icount shift=0,sleep=on): one ns of guest time
+    /// Count instructions as time (qemu -icount shift=0,sleep=off): one ns of guest time
     /// per guest instruction, so the BPF statistics' ns are instruction counts, free of
     /// the host's speed. Single-threaded TCG only.
     #[arg(long, conflicts_with = "tcg_multi")]

@@ -55,7 +55,7 @@ pub struct VmConfig {
     pub idle_timeout: Duration,
     /// multi-threaded TCG (faster, racy on qemu 7.2; see docs/PLATFORM.md).
     pub tcg_multi: bool,
-    /// qemu's -icount shift=0,sleep=on: guest time advances one ns per guest instruction
+    /// qemu's -icount shift=0,sleep=off: guest time advances one ns per guest instruction
     /// (idle time skipped), so a BPF program's run-time ns count its instructions.
     pub icount: bool,
     /// Print the guest's console as it comes.
@@ -126,7 +126,7 @@ fn accel_args(multi: bool, icount: bool) -> Vec<String> {
         format!("tcg,thread={}", if multi { "multi" } else { "single" }),
     ];
     if icount {
-        a.extend(["-icount".into(), "shift=0,sleep=on".into()]);
+        a.extend(["-icount".into(), "shift=0,sleep=off".into()]);
     }
     a
 }
@@ -495,7 +495,12 @@ mod tests {
         let a = accel_args(false, true);
         assert_eq!(
             a,
-            ["-accel", "tcg,thread=single", "-icount", "shift=0,sleep=on"]
+            [
+                "-accel",
+                "tcg,thread=single",
+                "-icount",
+                "shift=0,sleep=off"
+            ]
         );
         assert!(!accel_args(false, false).iter().any(|s| s == "-icount"));
         assert_eq!(accel_args(true, false)[1], "tcg,thread=multi");
