@@ -18,7 +18,7 @@ pub const OPS: [&str; 8] = [
 ];
 
 /// Where a scheduler's BPF time goes: each op's ns per select_cpu call (the guest's
-/// `op_NAME_ns`, from the kernel's statistics of every struct_ops program), the mean
+/// `op_NAME_ns`, from the kernel's statistics of the scheduler's programs), the mean
 /// over the runs of a cell; the ops outside `OPS` summed as `other`. Empty when no run
 /// of the suite carries them (EEVDF, or a suite that keeps the statistics off).
 pub fn ops_table(r: &Records, suite: &str, scheds: &[String], loads: &[u32]) -> String {
@@ -61,7 +61,7 @@ pub fn ops_table(r: &Records, suite: &str, scheds: &[String], loads: &[u32]) -> 
         let _ = write!(head, " {op:>11}");
     }
     format!(
-        "\n## {suite}: where the BPF time goes: ns of each op per select_cpu call (BPF stats of every struct_ops program, mean of the runs; -: the scheduler has no such program)\n{head} {:>9}\n{out}",
+        "\n## {suite}: where the BPF time goes: ns of each op per select_cpu call (BPF stats of the scheduler's struct_ops programs, and since f88d2f7 of the programs sharing their maps, under other; mean of the runs; -: the scheduler has no such program)\n{head} {:>9}\n{out}",
         "all"
     )
 }
