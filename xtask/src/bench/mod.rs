@@ -341,9 +341,22 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
     if let Some(l) = res.output.lines().find(|l| l.starts_with("bench-fatal: ")) {
         bail!("{}", &l["bench-fatal: ".len()..]);
     }
+    // the guest's whole console beside the tables: the raw lines every figure came from
+    let out = if o.out.is_absolute() {
+        o.out.clone()
+    } else {
+        repo_root().join(&o.out)
+    };
+    let console = out.join("console.log");
     if let Some(f) = &res.failure {
         println!("{}", vm::relevant_lines(&res.output));
-        bail!("the bench guest failed: {f}");
+        // the runs done before the failure stay readable
+        let kept =
+            std::fs::create_dir_all(&out).and_then(|_| std::fs::write(&console, &res.output));
+        let note = kept.map_or(String::new(), |_| {
+            format!("; the runs before it are in {}", console.display())
+        });
+        bail!("the bench guest failed: {f}{note}");
     }
     // the kernel's own features during the EEVDF runs are part of every figure's conditions
     let kfeat = res
@@ -377,15 +390,9 @@ pub fn run(mut o: BenchOpts) -> Result<i32> {
     for f in &faults {
         println!("bench: kernel fault report: {f}");
     }
-    // the guest's whole console beside the tables: the raw lines every figure came from
-    let out = if o.out.is_absolute() {
-        o.out.clone()
-    } else {
-        repo_root().join(&o.out)
-    };
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    std::fs::write(out.join("console.log"), &res.output)
-        .with_context(|| format!("writing {}", out.join("console.log").display()))?;
+    std::fs::write(&console, &res.output)
+        .with_context(|| format!("writing {}", console.display()))?;
     anyhow::ensure!(
         res.output.contains("bench-done"),
         "the bench guest stopped before the end (exit {})",

@@ -304,6 +304,17 @@ pub(crate) fn bench_smoke(
         tally.check(&format!("host/bench-smoke-{s}-csv"), rows_ok, || {
             csv.clone()
         });
+        if s == "cost" {
+            // 6.19+: scx_sis's sched_switch hook shares its maps, so bpfstats counts it (`other`)
+            let hook = csv.lines().any(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                f.len() == 6
+                    && f[1] == "sis"
+                    && f[4] == "op_other_ns"
+                    && f[5].parse::<f64>().is_ok_and(|v| v > 0.0)
+            });
+            tally.check("host/bench-smoke-cost-hook-counted", hook, || csv.clone());
+        }
         let json: Option<serde_json::Value> = serde_json::from_str(&read("json")).ok();
         let results = json
             .as_ref()
