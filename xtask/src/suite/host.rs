@@ -239,6 +239,15 @@ pub(crate) fn guest_failure_tests(tally: &mut Tally, run: &XtaskRun<'_>, k: &Ker
     Ok(())
 }
 
+/// The rows of a bench CSV (after its header) with a numeric value: (sched, metric, value).
+fn csv_rows(csv: &str) -> impl Iterator<Item = (&str, &str, f64)> {
+    csv.lines().skip(1).filter_map(|l| {
+        let f: Vec<&str> = l.split(',').collect();
+        let v = f.get(5)?.parse::<f64>().ok()?;
+        (f.len() == 6).then_some((f[1], f[4], v))
+    })
+}
+
 /// Every bench suite, 1 run of 2 s, eevdf and sis, in one guest: each must leave a
 /// CSV with rows for both, a JSON document with results, and an SVG plot.
 pub(crate) fn bench_smoke(
@@ -295,24 +304,15 @@ pub(crate) fn bench_smoke(
             &["eevdf", "sis"]
         };
         let rows_ok = csv.starts_with("suite,sched,load,run,metric,value\n")
-            && want.iter().all(|c| {
-                csv.lines().skip(1).any(|l| {
-                    let f: Vec<&str> = l.split(',').collect();
-                    f.len() == 6 && f[1] == *c && f[5].parse::<f64>().is_ok()
-                })
-            });
+            && want
+                .iter()
+                .all(|c| csv_rows(&csv).any(|(sched, _, _)| sched == *c));
         tally.check(&format!("host/bench-smoke-{s}-csv"), rows_ok, || {
             csv.clone()
         });
         if s == "cost" {
             // 6.19+: scx_sis's sched_switch hook shares its maps, so bpfstats counts it (`other`)
-            let hook = csv.lines().any(|l| {
-                let f: Vec<&str> = l.split(',').collect();
-                f.len() == 6
-                    && f[1] == "sis"
-                    && f[4] == "op_other_ns"
-                    && f[5].parse::<f64>().is_ok_and(|v| v > 0.0)
-            });
+            let hook = csv_rows(&csv).any(|r| r.0 == "sis" && r.1 == "op_other_ns" && r.2 > 0.0);
             tally.check("host/bench-smoke-cost-hook-counted", hook, || csv.clone());
         }
         let json: Option<serde_json::Value> = serde_json::from_str(&read("json")).ok();
