@@ -40,6 +40,8 @@ const WAKEUP_BOOTS: &[&str] = &["2026-12-07-latency-b1", "2026-12-07-latency-b2"
 const MULTI_BOOTS: &[&str] = &["2026-12-07-multi-latency-b1", "2026-12-07-multi-latency-b2"];
 /// Issue 28's p99 target (within 20 %), named before the boots of MULTI_BOOTS.
 const P99_MARGIN: Option<f64> = Some(1.2);
+/// Issue 28's throughput target (within 5 %), named before the boots of 1d.
+const TBENCH_MARGIN: Option<f64> = Some(1.05);
 
 pub const HEADLINES: &[Headline] = &[
     Headline {
@@ -84,6 +86,19 @@ pub const HEADLINES: &[Headline] = &[
         loads: &[8, 16],
         dirs: BARE_BOOTS,
         margin: None,
+    },
+    Headline {
+        title: "1d. 1b in instructions (qemu -icount)",
+        short: "1b counted in instructions",
+        suite: "tbench-bare",
+        metric: "mb_s",
+        label: "tbench MB per second of guest time, one ns per instruction; bare (higher is better)",
+        conf: "sis",
+        base: "eevdf",
+        den: None,
+        loads: &[8, 16],
+        dirs: &["2026-12-07-icount-tbench-b1", "2026-12-07-icount-tbench-b2"],
+        margin: TBENCH_MARGIN,
     },
     Headline {
         title: "2. default against the kernel: wakeup latency p99",
