@@ -198,7 +198,7 @@ impl Metrics {
         )?;
         writeln!(
             w,
-            "  eevdf: wakeup_preempt {} (of SCHED_IDLE {}, short {}) pick_ineligible {} sched_idle {} starved {} hrtick {} (armed {})",
+            "  eevdf: wakeup_preempt {} (of SCHED_IDLE {}, short {}) pick_ineligible {} sched_idle {} starved {} hrtick {} (armed {}, kept {}, rearmed {})",
             self.wakeup_preempt,
             self.preempt_idle,
             self.preempt_short,
@@ -206,7 +206,9 @@ impl Metrics {
             self.sched_idle,
             self.starved,
             self.hrtick,
-            self.hrtick_armed
+            self.hrtick_armed,
+            self.hrtick_kept,
+            self.hrtick_rearmed
         )?;
         Ok(())
     }
