@@ -60,15 +60,10 @@ struct sis_cfs_rq {
 } __attribute__((aligned(64)));
 struct sis_cfs_rq cfs_rqs[MAX_CPUS];
 
-/* hrtick_start(): no timer for less, "that just doesn't make sense" (core.c). */
-#define HRTICK_MIN_NS	10000
-
 /* HRTICK: one timer per CPU, for the run it was armed for. */
 struct hrtick_timer {
 	struct bpf_timer timer;
-	u64 gen;		/* the run (run_gen) it is to end */
-	u64 end;		/* ... at this CLOCK_MONOTONIC time */
-	u64 due;		/* when the timer fires, 0: not pending */
+	u64 gen;
 };
 
 struct {
@@ -520,28 +515,16 @@ static __always_inline bool update_deadline(struct task_ctx *tctx)
 	return true;
 }
 
-/*
- * The timer fired: the run it is for is still on, its request is up. One that fired
- * early for a later run is started again for that run's end, without an irq_work here.
- */
+/* The timer fired: the run it was armed for is still on, its request is up. */
 static int hrtick(void *map, u32 *key, struct hrtick_timer *t)
 {
 	u32 cpu = *key;
-	u64 gen = READ_ONCE(t->gen), end = READ_ONCE(t->end), now = bpf_ktime_get_ns();
 
-	WRITE_ONCE(t->due, 0);
-	if (cpu >= MAX_CPUS || READ_ONCE(cfs_rqs[cpu].run_gen) != gen ||
-	    !READ_ONCE(cfs_rqs[cpu].curr_weight))
-		return 0;
-	if (time_before(now + HRTICK_MIN_NS, end)) {
-		WRITE_ONCE(t->due, end);
-		stat_inc(STAT_HRTICK_REARMED);
-		bpf_timer_start(&t->timer, end - now,
-				bpf_get_smp_processor_id() == cpu ? BPF_F_TIMER_CPU_PIN : 0);
-		return 0;
+	if (cpu < MAX_CPUS && READ_ONCE(cfs_rqs[cpu].run_gen) == t->gen &&
+	    READ_ONCE(cfs_rqs[cpu].curr_weight)) {
+		stat_inc(STAT_HRTICK);
+		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	}
-	stat_inc(STAT_HRTICK);
-	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	return 0;
 }
 
@@ -564,9 +547,8 @@ static __always_inline bool tick_first(struct sis_cfs_rq *rq, u64 delay)
  * differs: the timer ends the run with a preempting kick, in place of the hrtick's
  * resched; one armed at another CPU's enqueue fires on that CPU.
  * differs: not armed for a run that outlasts the next tick, which arms it then
- * (hrtick_tick()), nor while it is due to fire no later (hrtick() starts it again): on
- * 7.0+ bpf_timer_start() with interrupts off, as in every sched_ext op, is done by an
- * irq_work, one more interrupt per arming.
+ * (hrtick_tick()): on 7.0+ bpf_timer_start() with interrupts off, as in every
+ * sched_ext op, is done by an irq_work, one more interrupt per arming.
  */
 static __always_inline void hrtick_start(s32 cpu, u64 delay, u64 flags, struct sis_ctl *feats,
 					 bool at_tick)
@@ -574,7 +556,6 @@ static __always_inline void hrtick_start(s32 cpu, u64 delay, u64 flags, struct s
 	u32 key = CPU_IDX(cpu);
 	struct sis_cfs_rq *rq = &cfs_rqs[key];
 	struct hrtick_timer *t;
-	u64 now, due;
 
 	if (!feat(feats, FEAT_HRTICK) || delay >= tick_ns || READ_ONCE(rq->nr_queued) < 2 ||
 	    (!at_tick && tick_first(rq, delay)))
@@ -582,15 +563,7 @@ static __always_inline void hrtick_start(s32 cpu, u64 delay, u64 flags, struct s
 	t = bpf_map_lookup_elem(&hrtick_timers, &key);
 	if (!t)
 		return;
-	now = bpf_ktime_get_ns();
-	WRITE_ONCE(t->end, now + delay);
-	WRITE_ONCE(t->gen, READ_ONCE(rq->run_gen));
-	due = READ_ONCE(t->due);
-	if (time_before(now, due) && !time_after(due, now + delay)) {
-		stat_inc(STAT_HRTICK_KEPT);
-		return;
-	}
-	WRITE_ONCE(t->due, now + delay);
+	t->gen = READ_ONCE(rq->run_gen);
 	stat_inc(STAT_HRTICK_ARMED);
 	bpf_timer_start(&t->timer, delay ?: 1, flags);
 }

@@ -182,9 +182,7 @@ enum sis_stat {
 	STAT_SCHED_IDLE,	/* wakeups placed on a CPU running only SCHED_IDLE tasks (choose_idle_cpu) */
 	STAT_STARVED,		/* tasks queued longer than STARVE_MS, handed to the global DSQ */
 	STAT_HRTICK,		/* runs the HRTICK timer ended before the tick */
-	STAT_HRTICK_ARMED,	/* HRTICK timer armings from an op (an irq_work each on 7.0+) */
-	STAT_HRTICK_KEPT,	/* runs left to the HRTICK timer already due no later */
-	STAT_HRTICK_REARMED,	/* HRTICK timer restarts by its callback, for a later run */
+	STAT_HRTICK_ARMED,	/* HRTICK timer armings */
 	STAT_SUMS_RETRY,	/* reads of a CPU's EEVDF sums retried: an update was under way */
 	STAT_ACCT_RACE,		/* EEVDF count moves that gave way to another CPU's (rq_claim()) */
 	STAT_V_JUMP,		/* placements that found V moved > 2^36 ns since its last reading */

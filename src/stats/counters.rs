@@ -114,8 +114,6 @@ counter_table! {
     starved = sis_stat_STAT_STARVED,
     hrtick = sis_stat_STAT_HRTICK,
     hrtick_armed = sis_stat_STAT_HRTICK_ARMED,
-    hrtick_kept = sis_stat_STAT_HRTICK_KEPT,
-    hrtick_rearmed = sis_stat_STAT_HRTICK_REARMED,
     sums_retry = sis_stat_STAT_SUMS_RETRY,
     acct_races = sis_stat_STAT_ACCT_RACE,
     v_jumps = sis_stat_STAT_V_JUMP,

@@ -198,7 +198,7 @@ impl Metrics {
         )?;
         writeln!(
             w,
-            "  eevdf: wakeup_preempt {} (of SCHED_IDLE {}, short {}) pick_ineligible {} sched_idle {} starved {} hrtick {} (armed {}, kept {}, rearmed {})",
+            "  eevdf: wakeup_preempt {} (of SCHED_IDLE {}, short {}) pick_ineligible {} sched_idle {} starved {} hrtick {} (armed {})",
             self.wakeup_preempt,
             self.preempt_idle,
             self.preempt_short,
@@ -206,9 +206,7 @@ impl Metrics {
             self.sched_idle,
             self.starved,
             self.hrtick,
-            self.hrtick_armed,
-            self.hrtick_kept,
-            self.hrtick_rearmed
+            self.hrtick_armed
         )?;
         Ok(())
     }

@@ -183,18 +183,8 @@ pub struct Metrics {
     pub starved: u64,
     #[stat(desc = "Runs the HRTICK timer ended on time, before the tick")]
     pub hrtick: u64,
-    #[stat(
-        desc = "HRTICK timer armings from an op (one interrupt each on 7.0+, where an irq_work does it)"
-    )]
+    #[stat(desc = "HRTICK timer armings (one interrupt each on 7.0+, where an irq_work does it)")]
     pub hrtick_armed: u64,
-    #[stat(
-        desc = "Runs that left the end to the HRTICK timer already due no later (no arming, no irq_work)"
-    )]
-    pub hrtick_kept: u64,
-    #[stat(
-        desc = "HRTICK timer restarts from its callback, fired early for a later run (no irq_work)"
-    )]
-    pub hrtick_rearmed: u64,
     #[stat(
         desc = "Reads of a CPU's EEVDF sums retried because another CPU was updating them (not fair.c, which reads under the rq lock)"
     )]
