@@ -181,6 +181,7 @@ enum sis_stat {
 	STAT_PICK_INELIGIBLE,	/* picks that passed over earlier deadlines not yet eligible */
 	STAT_SCHED_IDLE,	/* wakeups placed on a CPU running only SCHED_IDLE tasks (choose_idle_cpu) */
 	STAT_STARVED,		/* tasks queued longer than STARVE_MS, handed to the global DSQ */
+	STAT_OFFLINE_KICK,	/* runnable tasks stopped on a CPU sched_ext holds offline: it kicked itself */
 	STAT_HRTICK,		/* runs the HRTICK timer ended before the tick */
 	STAT_HRTICK_ARMED,	/* HRTICK timer armings */
 	STAT_SUMS_RETRY,	/* reads of a CPU's EEVDF sums retried: an update was under way */

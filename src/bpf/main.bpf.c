@@ -832,6 +832,21 @@ static __always_inline void preempted_by_higher_class(struct task_struct *p, s32
 	wake_puller(p, cpu);
 }
 
+/*
+ * While sched_ext holds @cpu offline in a hotplug, a runnable prev goes back to its
+ * local DSQ without ops.enqueue, and with ENQ_LAST the CPU may then idle beside it with
+ * no resched to come: kick self, as sis_enqueue's SCX_ENQ_LAST case would.
+ */
+static __always_inline void kick_offline_self(s32 cpu)
+{
+	struct rq *rq = bpf_per_cpu_ptr(&runqueues, cpu);
+
+	if (rq && !(rq->scx.flags & SCX_RQ_ONLINE)) {
+		scx_bpf_kick_cpu(cpu, 0);
+		stat_inc(STAT_OFFLINE_KICK);
+	}
+}
+
 /* task_struct.on_rq: an int in older kernels' BTF, a u8 in 7.3's */
 struct task_struct___on_rq_int {
 	int on_rq;
@@ -852,6 +867,8 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 
 	if (requeue_preempted && runnable)
 		preempted_by_higher_class(p, cpu);
+	if (runnable)
+		kick_offline_self(cpu);
 	tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
 	if (!tctx || !valid_cpu(cpu))
 		return;

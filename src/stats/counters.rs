@@ -112,6 +112,7 @@ counter_table! {
     pick_ineligible = sis_stat_STAT_PICK_INELIGIBLE,
     sched_idle = sis_stat_STAT_SCHED_IDLE,
     starved = sis_stat_STAT_STARVED,
+    offline_kicks = sis_stat_STAT_OFFLINE_KICK,
     hrtick = sis_stat_STAT_HRTICK,
     hrtick_armed = sis_stat_STAT_HRTICK_ARMED,
     sums_retry = sis_stat_STAT_SUMS_RETRY,

@@ -198,13 +198,14 @@ impl Metrics {
         )?;
         writeln!(
             w,
-            "  eevdf: wakeup_preempt {} (of SCHED_IDLE {}, short {}) pick_ineligible {} sched_idle {} starved {} hrtick {} (armed {})",
+            "  eevdf: wakeup_preempt {} (of SCHED_IDLE {}, short {}) pick_ineligible {} sched_idle {} starved {} offline_kicks {} hrtick {} (armed {})",
             self.wakeup_preempt,
             self.preempt_idle,
             self.preempt_short,
             self.pick_ineligible,
             self.sched_idle,
             self.starved,
+            self.offline_kicks,
             self.hrtick,
             self.hrtick_armed
         )?;

@@ -181,6 +181,10 @@ pub struct Metrics {
         desc = "Tasks queued for half the watchdog's timeout, handed to the global DSQ (not fair.c)"
     )]
     pub starved: u64,
+    #[stat(
+        desc = "Runnable tasks stopped on a CPU sched_ext held offline in a hotplug: the CPU kicked itself (not fair.c)"
+    )]
+    pub offline_kicks: u64,
     #[stat(desc = "Runs the HRTICK timer ended on time, before the tick")]
     pub hrtick: u64,
     #[stat(desc = "HRTICK timer armings (one interrupt each on 7.0+, where an irq_work does it)")]

@@ -114,6 +114,7 @@ n=$(count /tmp/w.txt 4 5 6 7)
 check idle-core-on-cycled-cpus "$n/100 wakeups on the idle cores 4-7, want >= 95 (wake loop exit $wrc; by CPU:$(awk '$1=="cpu" {printf " %s:%s", $2, $3}' /tmp/w.txt); topology rewrites during the loop: $((r1 - r0)))" [ "$n" -ge 95 ]
 check same-loader "pid $PID0" kill -0 $PID0
 stop_sis
+echo "# $(totals /tmp/hc.log offline_kicks starved)"
 check exit-0 "exit $SIS_RC: $(tail -3 /tmp/hc.log)" [ "$SIS_RC" = 0 ]
 check no-ejection "$(grep -i 'stall\|error\|asked for a restart' /tmp/hc.log | head -2)" sh -c '! grep -qi "stall\|error\|asked for a restart" /tmp/hc.log'
 check no-runtime-error "$(dmesg | grep -A1 'runtime error' | head -3)" sh -c '! dmesg | grep -q "runtime error\|non-existent DSQ\|not properly vacated"'
