@@ -372,6 +372,7 @@ static __always_inline void delayed_lag(struct task_ctx *tctx, s32 cpu, u64 avru
 	if (paid <= 0)
 		return;
 	tctx->vlag = paid >= -tctx->vlag ? 0 : tctx->vlag + paid;
+	stat_inc(STAT_DELAY_PAID);
 }
 
 /*
@@ -406,15 +407,19 @@ static __always_inline void place_entity(struct task_struct *p, struct task_ctx 
 			lag = -LAG_KEY_MAX;
 		lag = lag < 0 ? -(s64)((u64)-lag * (load + tctx->weight) / load) :
 				(s64)((u64)lag * (load + tctx->weight) / load);
+		stat_inc(STAT_PLACE_LAG);
 	}
 	tctx->vruntime = vruntime - lag;
 	tctx->sleep_cpu = -1;
 	if (tctx->rel_deadline) {
 		tctx->deadline += tctx->vruntime;
 		tctx->rel_deadline = false;
+		stat_inc(STAT_REL_DEADLINE);
 	} else {
-		if (feat(feats, FEAT_PLACE_DEADLINE_INITIAL) && tctx->initial)
+		if (feat(feats, FEAT_PLACE_DEADLINE_INITIAL) && tctx->initial) {
 			vslice /= 2;
+			stat_inc(STAT_DEADLINE_INITIAL);
+		}
 		tctx->deadline = tctx->vruntime + vslice;
 	}
 	tctx->initial = false;
@@ -500,8 +505,10 @@ static __always_inline u64 set_protect_slice(struct task_ctx *tctx, s32 cpu, u64
 		slice = tctx->slice;
 	if (slice != tctx->slice) {
 		v = vruntime + calc_delta_fair(slice, tctx->weight);
-		if (time_before(v, vprot))
+		if (time_before(v, vprot)) {
 			vprot = v;
+			stat_inc(STAT_PROTECT_CUT);
+		}
 	}
 	return vprot;
 }

@@ -178,6 +178,12 @@ enum sis_stat {
 	STAT_WAKEUP_PREEMPT,	/* wakeups that preempted the curr of their CPU (wakeup_preempt_fair) */
 	STAT_PREEMPT_IDLE,	/* ... of which a SCHED_IDLE curr, by a non-idle wakee */
 	STAT_PREEMPT_SHORT,	/* ... of which past curr's protection by a shorter request */
+	STAT_FORK_PREEMPT,	/* ... of which a fork's (wake_up_new_task(), WF_FORK) */
+	STAT_PLACE_LAG,		/* placements that kept the lag the task left with (PLACE_LAG) */
+	STAT_DEADLINE_INITIAL,	/* new tasks' first deadlines, half a request away (PLACE_DEADLINE_INITIAL) */
+	STAT_REL_DEADLINE,	/* placements that kept a deadline relative to vruntime (PLACE_REL_DEADLINE) */
+	STAT_DELAY_PAID,	/* wakeups whose sleeping debt V's progress paid down (DELAY_DEQUEUE) */
+	STAT_PROTECT_CUT,	/* runs protected short of their deadline (NO_RUN_TO_PARITY, a shorter request) */
 	STAT_PICK_INELIGIBLE,	/* picks that passed over earlier deadlines not yet eligible */
 	STAT_SCHED_IDLE,	/* wakeups placed on a CPU running only SCHED_IDLE tasks (choose_idle_cpu) */
 	STAT_STARVED,		/* tasks queued longer than STARVE_MS, handed to the global DSQ */

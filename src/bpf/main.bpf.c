@@ -505,12 +505,20 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	return cpu;
 }
 
-/* Queue @p on @cpu's queue in deadline order, or preempt curr there for a wakeup. */
+/*
+ * Queue @p on @cpu's queue in deadline order, or preempt curr there for a wakeup. A
+ * fork's first enqueue (not yet run; no SCX_ENQ_WAKEUP) is wake_up_new_task()'s, which
+ * calls wakeup_preempt() with WF_FORK.
+ */
 static __always_inline void queue_on_cpu(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
 					 u64 enq_flags, struct sis_ctl *feats)
 {
-	if ((enq_flags & SCX_ENQ_WAKEUP) && wakeup_preempt_fair(p, tctx, cpu, feats)) {
+	bool wakeup = enq_flags & SCX_ENQ_WAKEUP;
+
+	if ((wakeup || tctx->forked) && wakeup_preempt_fair(p, tctx, cpu, feats)) {
 		stat_inc(STAT_WAKEUP_PREEMPT);
+		if (!wakeup)
+			stat_inc(STAT_FORK_PREEMPT);
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags | SCX_ENQ_PREEMPT);
 		return;
 	}

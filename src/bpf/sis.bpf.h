@@ -705,9 +705,11 @@ static __always_inline bool numa_keep_local(struct idlest_scratch *sc, u32 my_no
 }
 
 /*
- * find_idlest_group_cpu() inside the chosen LLC: a CPU of a wholly idle core first
- * (the SMT level prefers the core with the most idle CPUs), then any idle CPU.
- * differs: first in CPU order, not the shallowest idle state (a guest has none).
+ * sched_balance_find_dst_group_cpu() inside the chosen LLC: a CPU of a wholly idle core
+ * first (the SMT level prefers the core with the most idle CPUs), then any idle CPU; a
+ * CPU running only SCHED_IDLE work comes after every idle one, as there.
+ * differs: first in CPU order, not the shallowest idle state (a guest has none) or the
+ * latest idle_stamp.
  */
 static __always_inline s32 idlest_in_llc(struct task_struct *p, u32 llc)
 {

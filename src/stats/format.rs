@@ -198,10 +198,16 @@ impl Metrics {
         )?;
         writeln!(
             w,
-            "  eevdf: wakeup_preempt {} (of SCHED_IDLE {}, short {}) pick_ineligible {} sched_idle {} starved {} offline_kicks {} hrtick {} (armed {})",
+            "  eevdf: wakeup_preempt {} (of SCHED_IDLE {}, short {}, fork {}) place_lag {} deadline_initial {} rel_deadline {} delay_paid {} protect_cut {} pick_ineligible {} sched_idle {} starved {} offline_kicks {} hrtick {} (armed {})",
             self.wakeup_preempt,
             self.preempt_idle,
             self.preempt_short,
+            self.fork_preempt,
+            self.place_lag,
+            self.deadline_initial,
+            self.rel_deadline,
+            self.delay_paid,
+            self.protect_cut,
             self.pick_ineligible,
             self.sched_idle,
             self.starved,

@@ -173,6 +173,24 @@ pub struct Metrics {
         desc = "... of which past the running task's protection by a shorter request (PREEMPT_SHORT)"
     )]
     pub preempt_short: u64,
+    #[stat(desc = "... of which a fork's first enqueue (wake_up_new_task(), WF_FORK)")]
+    pub fork_preempt: u64,
+    #[stat(desc = "Placements that kept the lag the task left with (place_entity(), PLACE_LAG)")]
+    pub place_lag: u64,
+    #[stat(desc = "New tasks' first deadlines set half a request away (PLACE_DEADLINE_INITIAL)")]
+    pub deadline_initial: u64,
+    #[stat(
+        desc = "Placements of tasks moved while runnable that kept their relative deadline (PLACE_REL_DEADLINE)"
+    )]
+    pub rel_deadline: u64,
+    #[stat(
+        desc = "Wakeups whose sleeping debt V's progress on their rq paid down (DELAY_DEQUEUE, emulated)"
+    )]
+    pub delay_paid: u64,
+    #[stat(
+        desc = "Runs protected short of their deadline: NO_RUN_TO_PARITY, or a shorter queued request (set_protect_slice())"
+    )]
+    pub protect_cut: u64,
     #[stat(desc = "Picks that passed over earlier deadlines not yet eligible (pick_eevdf)")]
     pub pick_ineligible: u64,
     #[stat(desc = "Wakeups placed on a CPU that ran only SCHED_IDLE tasks (choose_idle_cpu)")]

@@ -6,10 +6,12 @@
 # by any other wakee, a BATCH or IDLE wakee preempts nothing else and waits, a shorter
 # request preempts (PREEMPT_SHORT), a sleeper beside a hog wakes as fast as under EEVDF,
 # and WAKEUP_PREEMPTION off preempts nothing; a CPU running only SCHED_IDLE work is
-# taken as idle. One scx_sis runs every phase (a feature a phase turns off is turned
+# taken as idle, by a fork only after every idle CPU; a fork preempts a SCHED_IDLE curr
+# and no normal one.
+# One scx_sis runs every phase (a feature a phase turns off is turned
 # off live); a phase's counts are a monitor's over it. CPU 3 is the test CPU.
 . /tests/lib.sh
-plan 15
+plan 18
 C=3
 OTHERS=0-2,4-7
 sst() { cut -d' ' -f"$2" /proc/"$1"/schedstat; }
@@ -45,6 +47,28 @@ napwith() {
 	kill $H; wait $H 2>/dev/null
 }
 p50() { echo "$1" | sed -n 's/.* p50=\([0-9-]*\) .*/\1/p'; }
+# forkside: SCHED_IDLE hogs on CPUs 0-6, CPU 7 idle; 10 forks from CPU 0: how many
+# children first ran on CPU 6, the idle CPU's sibling (sched_balance_find_dst_group_cpu()
+# takes an idle CPU of the group before one running only SCHED_IDLE work)
+forkside() {
+	H=
+	for c in $(seq 0 6); do sis-probe hog $c idle 0 & H="$H $!"; done
+	sleep 1
+	n6=0
+	for i in $(seq 1 10); do
+		sis-probe forkburst 1 0 | grep -q '^cpu 6 ' && n6=$((n6 + 1))
+	done
+	kill $H; wait $H 2>/dev/null
+	echo $n6
+}
+# forksbeside POL: a POL hog on every CPU, 200 threads created one after another
+forksbeside() {
+	H=
+	for c in $(seq 0 7); do sis-probe hog $c $1 0 & H="$H $!"; done
+	sleep 1
+	sis-probe forks 200 >/dev/null
+	kill $H; wait $H 2>/dev/null
+}
 
 # EEVDF's own figures first, in this guest
 set -- $(ratio -20 0); ke_a=$1 ke_b=$2
@@ -54,6 +78,8 @@ k_nn=$(napwith normal normal 0)
 k_nb=$(napwith normal batch 0)
 echo "# EEVDF: SCHED_IDLE hog + normal napper: $(napwith idle normal 0)"
 echo "# EEVDF: normal hog + normal napper: $k_nn; + BATCH napper: $k_nb"
+k_fs=$(forkside)
+echo "# EEVDF: forks beside an idle CPU 7 whose sibling 6 runs SCHED_IDLE: $k_fs of 10 children first ran on CPU 6"
 
 start_sis /tmp/e.log || fail start "$(tail -3 /tmp/e.log)"
 set -- $(ratio -20 0); a=$1 b=$2
@@ -131,10 +157,19 @@ idlehogs() {
 	kill $H; wait $H 2>/dev/null
 }
 counted /tmp/e10.log idlehogs
+fs=$(counted /tmp/e11.log forkside)
+counted /tmp/e12.log forksbeside idle
+counted /tmp/e13.log forksbeside normal
 stop_sis
 si=$(total sched_idle /tmp/e10.log) fb=$(total fallback /tmp/e10.log)
 echo "# SCHED_IDLE hogs on all CPUs: sched_idle=$si fallback=$fb of $(total select_cpu /tmp/e10.log) select_cpu"
 check sched-idle-cpu-is-idle "sched_idle=$si (want >= 150 of 200 wakeups)" [ "${si:-0}" -ge 150 ]
+echo "# forks beside an idle CPU 7 whose sibling 6 runs SCHED_IDLE: $fs of 10 children first ran on CPU 6 (EEVDF $k_fs)"
+check fork-idle-before-sched-idle "$fs of 10 on CPU 6, not the idle CPU 7 (want <= 2; EEVDF $k_fs)" [ "${fs:-10}" -le 2 ]
+f1=$(total fork_preempt /tmp/e12.log) f2=$(total fork_preempt /tmp/e13.log)
+echo "# 200 forks beside SCHED_IDLE hogs: fork_preempt=$f1; beside normal hogs: fork_preempt=$f2"
+check fork-preempts-sched-idle "fork_preempt=$f1 of 200 forks (want >= 150)" [ "${f1:-0}" -ge 150 ]
+check fork-no-preempt-normal "fork_preempt=$f2 (want 0: WF_FORK preempts a normal task by PREEMPT_SHORT only)" [ "${f2:-1}" = 0 ]
 check no-ejection "$(grep -hi 'stall\|EXIT: .*error' /tmp/e*.log | head -2)" sh -c '! grep -qi "stall\|EXIT: .*error" /tmp/e*.log'
 check counter-identity "$(grep totals /tmp/e10.log)" identity /tmp/e10.log
 check left-default "state=$(state)" [ "$(state)" = disabled ]
