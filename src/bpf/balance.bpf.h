@@ -886,9 +886,9 @@ static __always_inline bool prefer_idlest(struct sis_sg_stats *local, struct sis
  * loaded CPU (sched_balance_find_dst_group()); else @cpu. The caller walks the
  * levels from the top down, each from the CPU the one above chose.
  * differs: the least loaded CPU of the group, whatever the task's affinity (the caller
- * keeps prev when it may not run there), where fair.c takes an idle CPU, then one running
- * only SCHED_IDLE work (whose load, about 3, makes it the least loaded here but beside
- * an idle CPU), then the least loaded.
+ * keeps prev when it may not run there), where fair.c takes an idle CPU first, then one
+ * running only SCHED_IDLE work, then the least loaded (such a CPU's load, about 3, is
+ * mostly the least here, and may beat an idle CPU's blocked load).
  */
 static __always_inline s32 sched_balance_find_dst_group(s32 cpu, u32 lvl)
 {
