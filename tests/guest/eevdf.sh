@@ -47,12 +47,18 @@ napwith() {
 	kill $H; wait $H 2>/dev/null
 }
 p50() { echo "$1" | sed -n 's/.* p50=\([0-9-]*\) .*/\1/p'; }
+# hogs_on POL CPU...: a POL hog pinned to each CPU, their PIDs in H
+hogs_on() {
+	local pol=$1 c
+	shift
+	H=
+	for c in "$@"; do sis-probe hog $c $pol 0 & H="$H $!"; done
+}
 # forkside: SCHED_IDLE hogs on CPUs 0-6, CPU 7 idle; 10 forks from CPU 0: how many
 # children first ran on CPU 6, the idle CPU's sibling (sched_balance_find_dst_group_cpu()
 # takes an idle CPU of the group before one running only SCHED_IDLE work)
 forkside() {
-	H=
-	for c in $(seq 0 6); do sis-probe hog $c idle 0 & H="$H $!"; done
+	hogs_on idle $(seq 0 6)
 	sleep 1
 	n6=0
 	for i in $(seq 1 10); do
@@ -63,8 +69,7 @@ forkside() {
 }
 # forksbeside POL: a POL hog on every CPU, 200 threads created one after another
 forksbeside() {
-	H=
-	for c in $(seq 0 7); do sis-probe hog $c $1 0 & H="$H $!"; done
+	hogs_on $1 $(seq 0 7)
 	sleep 1
 	sis-probe forks 200 >/dev/null
 	kill $H; wait $H 2>/dev/null
@@ -150,8 +155,7 @@ check no-wakeup-preemption-off "wakeup_preempt=$p (want 0)" [ "${p:-99}" = 0 ]
 
 # a SCHED_IDLE hog on every CPU: free wakeups find those CPUs idle (choose_idle_cpu)
 idlehogs() {
-	H=
-	for c in $(seq 0 7); do sis-probe hog $c idle 0 & H="$H $!"; done
+	hogs_on idle $(seq 0 7)
 	sleep 1
 	sis-probe wake 200 2000 0 >/dev/null
 	kill $H; wait $H 2>/dev/null
