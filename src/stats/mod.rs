@@ -180,7 +180,7 @@ pub struct Metrics {
     #[stat(desc = "New tasks' first deadlines set half a request away (PLACE_DEADLINE_INITIAL)")]
     pub deadline_initial: u64,
     #[stat(
-        desc = "Placements of tasks moved while runnable that kept their relative deadline (PLACE_REL_DEADLINE)"
+        desc = "Placements of tasks that left without sleeping (a migration, an attribute change) and kept their relative deadline (PLACE_REL_DEADLINE)"
     )]
     pub rel_deadline: u64,
     #[stat(
