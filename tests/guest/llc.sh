@@ -3,11 +3,12 @@
 # suite: llc-2:2:2:2-numa 2:2:2:2 newest 500 numa
 # llc.sh: several LLCs in one node (qemu 10's smp-cache). W is CPU 0, E the first CPU of
 # the node's other LLC. Each placement is measured under EEVDF (fair.c itself) and under
-# scx_sis: wake_affine() across LLCs, a search that stays in target's LLC, and (with two
-# nodes) a CPU about to idle that steals from its own node's LLCs first.
+# scx_sis: wake_affine() across LLCs, wake_wide() leaving a 1:N fan spread, a search
+# that stays in target's LLC, and (with two nodes) a CPU about to idle that steals from
+# its own node's LLCs first.
 . /tests/lib.sh
 NODES=$(ls -d /sys/devices/system/node/node* | wc -l)
-if [ "$NODES" -gt 1 ]; then plan 16; else plan 13; fi
+if [ "$NODES" -gt 1 ]; then plan 19; else plan 16; fi
 W=0
 E=""
 for c in $(seq 1 $(($(nproc) - 1))); do
@@ -61,6 +62,32 @@ check affine-counted "wake_affine=$(tot affine wake_affine) migrations_llc=$(tot
 	[ "$(tot affine wake_affine)" -gt 0 -a "$(tot affine migrations_llc)" -gt 0 ]
 # the switch: without WAKE_AFFINE target stays prev (E) even when W's waker is alone
 check no-affine-keeps-prev "E $(at $E /tmp/l-sis_noaff-alone.txt) of $R" [ "$(at $E /tmp/l-sis_noaff-alone.txt)" -ge $((R * 3 / 4)) ]
+
+# 1b. wake_wide(): the 1:N of its commit, over pipes. A master in W's LLC wakes 32
+# workers in turn, each its side thread and then the master; the workers start on E's
+# LLC, then are free. The sync rule, the master alone on its CPU, would pull each into
+# W's LLC; its flips and theirs make wake_wide() keep target = prev, so they stay where
+# they were.
+fanout() { sis-probe widefan 32 "$(l3_of $W)" "$(l3_of $E)" 2 3 >/tmp/l-$1-wide.txt; }
+# hist_total FILE: the rounds of a probe's histogram
+hist_total() { grep -o ' [0-9]*:[0-9]*' "$1" | cut -d: -f2 | awk '{ n += $1 } END { print n + 0 }'; }
+fanout eevdf
+sis wide
+fanout sis
+stop_sis
+sis nowide -f NO_WAKE_WIDE
+fanout sis_nowide
+stop_sis
+for n in eevdf sis sis_nowide; do
+	eval "fe_$n=\$(in_llc $E /tmp/l-$n-wide.txt) ft_$n=\$(hist_total /tmp/l-$n-wide.txt)"
+	echo "# widefan $n: $(in_llc $E /tmp/l-$n-wide.txt) of $(hist_total /tmp/l-$n-wide.txt) wakeups in E's LLC"
+done
+echo "# sis wide: $(totals /tmp/l-wide.log select_cpu wake_wide wake_affine migrations_llc)"
+echo "# sis NO_WAKE_WIDE: $(totals /tmp/l-nowide.log select_cpu wake_wide wake_affine migrations_llc)"
+check wide-stays-eevdf "$fe_eevdf of $ft_eevdf in E's LLC" [ "$ft_eevdf" -gt 0 -a $((fe_eevdf * 4)) -ge $((ft_eevdf * 3)) ]
+check wide-stays-sis "$fe_sis of $ft_sis in E's LLC, wake_wide $(tot wide wake_wide)" \
+	sh -c "[ $ft_sis -gt 0 ] && [ $((fe_sis * 4)) -ge $((ft_sis * 3)) ] && [ $(tot wide wake_wide) -ge $((ft_sis / 2)) ]"
+check no-wide-pulls "NO_WAKE_WIDE: $fe_sis_nowide of $ft_sis_nowide in E's LLC" [ "$ft_sis_nowide" -gt 0 -a $((fe_sis_nowide * 4)) -le "$ft_sis_nowide" ]
 
 # 2. the search stays in target's LLC: W's LLC busy but for W itself, the other LLC all
 # idle. A timer wakeup on a busy CPU of W's LLC (prev = target) finds W, the one idle

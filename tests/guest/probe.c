@@ -918,6 +918,109 @@ static int fan(int k, int secs)
 	return 0;
 }
 
+/*
+ * The 1:N of wake_wide()'s commit, over pipes (sync wakeups): a master on the CPUs MASTER
+ * writes to K workers in turn; each writes to its side thread, then back to the master.
+ * The workers start confined to HOME for WARM s (their flips build up there), then may
+ * run anywhere for SECS s, counted by the CPU each woke on. No thread is pinned to one
+ * CPU: the kernel records a waker's flips only at wakeups that choose a CPU.
+ */
+static int parse_cpus(const char *list, cpu_set_t *set);
+static int wf_work[FAN_MAX][2], wf_side[FAN_MAX][2], wf_done[2];
+static cpu_set_t wf_home, wf_master;
+static volatile int wf_free, wf_count, wf_stop;
+
+static void *widefan_worker(void *arg)
+{
+	long i = (long)arg;
+	int freed = 0;
+	char b;
+
+	if (sched_setaffinity(0, sizeof(wf_home), &wf_home))
+		exit(2);
+	while (read(wf_work[i][0], &b, 1) == 1 && !wf_stop) {
+		if (wf_count)
+			__atomic_fetch_add(&sync_hist[sched_getcpu() & (MAX_CPUS - 1)], 1,
+					   __ATOMIC_RELAXED);
+		/* free while asleep on the home CPU: the next wakeup chooses from there */
+		if (wf_free && !freed) {
+			pin(-1);
+			freed = 1;
+		}
+		spin_us(20);
+		if (write(wf_side[i][1], &b, 1) != 1 || write(wf_done[1], &b, 1) != 1)
+			exit(3);
+	}
+	return NULL;
+}
+
+static void *widefan_side(void *arg)
+{
+	long i = (long)arg;
+	char b;
+
+	pin(-1);
+	while (read(wf_side[i][0], &b, 1) == 1 && !wf_stop)
+		;
+	return NULL;
+}
+
+/* The master's rounds until @us have passed. */
+static long widefan_rounds(int k, long us, long *rounds)
+{
+	struct timespec a, t;
+	char b = 'x';
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do {
+		if (write(wf_work[*rounds % k][1], &b, 1) != 1 || read(wf_done[0], &b, 1) != 1)
+			return -1;
+		(*rounds)++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (ts_us(&a, &t) < us);
+	return 0;
+}
+
+static int widefan(int k, const char *master, const char *home, int warm, int secs)
+{
+	pthread_t wt[FAN_MAX], st[FAN_MAX];
+	long rounds = 0, counted;
+	char b = 'x';
+
+	if (k < 2 || k > FAN_MAX || parse_cpus(home, &wf_home) ||
+	    parse_cpus(master, &wf_master) || pipe(wf_done))
+		return 2;
+	if (sched_setaffinity(0, sizeof(wf_master), &wf_master))
+		return 2;
+	for (long i = 0; i < k; i++) {
+		if (pipe(wf_work[i]) || pipe(wf_side[i]))
+			return 2;
+		pthread_create(&wt[i], NULL, widefan_worker, (void *)i);
+		pthread_create(&st[i], NULL, widefan_side, (void *)i);
+	}
+	if (widefan_rounds(k, warm * 1000000L, &rounds))
+		return 3;
+	/* each worker frees itself at its next wakeup: one round of all of them */
+	wf_free = 1;
+	for (int i = 0; i < k; i++)
+		if (widefan_rounds(k, 0, &rounds))
+			return 3;
+	wf_count = 1;
+	counted = rounds;
+	if (widefan_rounds(k, secs * 1000000L, &rounds))
+		return 3;
+	wf_count = 0;
+	wf_stop = 1;
+	for (int i = 0; i < k; i++) {
+		if (write(wf_work[i][1], &b, 1) != 1 || write(wf_side[i][1], &b, 1) != 1)
+			return 3;
+		pthread_join(wt[i], NULL);
+		pthread_join(st[i], NULL);
+	}
+	print_hist("widefan", (int)(rounds - counted));
+	return 0;
+}
+
 int cpu_list_next(const char **s, long *a, long *b);	/* trace.c */
 
 /* CPUs of a list like "4-7" or "0,8-11" into @set; -1 if it is no CPU list. */
@@ -1530,6 +1633,12 @@ static int cmd_fan(int n, char **a)
 	return fan(atoi(a[0]), atoi(a[1]));
 }
 
+static int cmd_widefan(int n, char **a)
+{
+	(void)n;
+	return widefan(atoi(a[0]), a[1], a[2], atoi(a[3]), atoi(a[4]));
+}
+
 static int cmd_msg(int n, char **a)
 {
 	(void)n;
@@ -1613,6 +1722,8 @@ static const struct cmd cmds[] = {
 	  "print FILE every MS ms until killed or FILE is gone: a reader that starts no process", cmd_every },
 	{ "fan", 2, 2, "K SECS",
 	  "1:N over semaphores: a master wakes K workers in turn; each wakes a side thread, then the master", cmd_fan },
+	{ "widefan", 5, 5, "K MASTER HOME WARM SECS",
+	  "1:N over pipes (sync wakeups): a master on the CPUs MASTER wakes K workers in turn, each its side thread and the master; the workers kept on the CPUs HOME for WARM s, then free for SECS s; prints where the workers woke", cmd_widefan },
 	{ "msg", 4, 4, "M W SECS US",
 	  "schbench-like: M message threads each wake W workers (comm sis-worker) over pipes, every worker spins US us and reports back, for SECS; prints rounds/s and the workers' wakeup latency", cmd_msg },
 	{ "bpfstats", 0, 0, "",
