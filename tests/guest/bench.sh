@@ -216,6 +216,10 @@ msg_run() {
 	echo "${t#trace: comm=sis-worker } $p"
 }
 
+# others CPU: every CPU but CPU, as a list for taskset
+others() { seq 0 $((N - 1)) | grep -vx "$1" | paste -sd, -; }
+# ran_ns PID: ns the task has run (its schedstat)
+ran_ns() { cut -d' ' -f1 /proc/"$1"/schedstat; }
 measure() { # SUITE CONF RUN LOAD
 	case $1 in
 	tbench)
@@ -248,6 +252,33 @@ measure() { # SUITE CONF RUN LOAD
 	pipe)
 		v=$(perf bench sched pipe -l $((SECS * 2000)) 2>&1 | awk '/usecs\/op/ {print $1}')
 		emit "$@" usecs_op=${v:-nan} ;;
+	nice)
+		# weights on a CPU that is not the busiest: nice -20 and nice 0 hogs pinned to
+		# CPU N/2, hackbench -g LOAD switching on the others
+		taskset -c "$(others $((N / 2)))" hackbench -g "$4" -l 100000000 >/dev/null 2>&1 & HB=$!
+		sis-probe spin $((N / 2)) -20 & A=$!
+		sis-probe spin $((N / 2)) 0 & B=$!
+		HOGS="$HB $A $B"
+		sleep 1
+		a0=$(ran_ns $A) b0=$(ran_ns $B) t0=$(uptime_s)
+		sleep "$SECS"
+		a=$(($(ran_ns $A) - a0)) b=$(($(ran_ns $B) - b0)) t1=$(uptime_s)
+		# hackbench's groups are its children: gone with it before the next figure
+		kill $HOGS; killall hackbench 2>/dev/null; wait $HOGS 2>/dev/null
+		HOGS=""
+		emit "$@" $(awk -v a=$a -v b=$b -v t0=$t0 -v t1=$t1 'BEGIN {
+			if (b > 0) printf "nice_ratio=%.2f ", a / b
+			if (t1 > t0) printf "pair_ms_per_s=%.1f", (a + b) / 1e6 / (t1 - t0)
+		}') ;;
+	sched-idle)
+		# a SCHED_IDLE hog pinned to each of the first LOAD CPUs and a normal napper on
+		# CPU 0: fair.c preempts the hog at each wakeup (wakeup_preempt_fair())
+		for c in $(seq 0 $(($4 - 1))); do sis-probe hog $c idle 0 & HOGS="$HOGS $!"; done
+		sleep 1
+		p=$(sis-probe nap 0 normal 0 $((SECS * 300)) 2000)
+		[ -n "$HOGS" ] && kill $HOGS && wait $HOGS 2>/dev/null
+		HOGS=""
+		emit "$@" hogs=$4 $(echo "$p" | sed -n 's/^nap: n=[0-9]* p50=\([0-9-]*\) p90=\([0-9-]*\) max=\([0-9-]*\) us$/nap_p50_us=\1 nap_p90_us=\2 nap_max_us=\3/p') ;;
 	cost)
 		is_eevdf "$SPEC" && { echo "bench-skip: suite=cost sched=$2: EEVDF runs no BPF"; return; }
 		HOGS=""

@@ -139,6 +139,37 @@ pub const SUITES: &[Suite] = &[
         calibrate: &["usecs_op"],
     },
     Suite {
+        name: "nice",
+        load: "hackbench groups on the other CPUs",
+        metrics: &[
+            m(
+                "nice_ratio",
+                "CPU time of a nice -20 hog over a nice 0 hog's, both pinned to one CPU (weights 88761:1024: 86.7)",
+                true,
+            ),
+            m(
+                "pair_ms_per_s",
+                "ms per s the two hogs ran together on their CPU",
+                true,
+            ),
+        ],
+        calibrate: &["nice_ratio"],
+    },
+    Suite {
+        name: "sched-idle",
+        load: "CPUs with a SCHED_IDLE hog",
+        metrics: &[
+            m(
+                "nap_p90_us",
+                "us late, p90, of a normal task's 2 ms naps on CPU 0 beside its SCHED_IDLE hog",
+                false,
+            ),
+            m("nap_p50_us", "us late, p50, of the naps", false),
+            m("nap_max_us", "us late, most, of the naps", false),
+        ],
+        calibrate: &["nap_p90_us", "nap_p50_us"],
+    },
+    Suite {
         name: "cost",
         load: "hog CPUs",
         metrics: &[
@@ -246,6 +277,8 @@ pub fn default_loads(suite: &str, n: u32) -> Vec<u32> {
         "wakeup" | "latency" | "placement" => doubling(n / 4),
         "hackbench" => vec![1, 2, 4],
         "pipe" => vec![1],
+        "nice" => vec![2],
+        "sched-idle" => vec![1],
         "cost" => vec![0, n / 2, n],
         _ => vec![1],
     }
