@@ -116,10 +116,15 @@ static __always_inline bool bound_to_cpu(struct task_struct *p)
 	       p->migration_disabled > (p == bpf_get_current_task_btf() ? 1 : 0);
 }
 
-/* task_hot(): @p ran on @src within sysctl_sched_migration_cost; SMT siblings share cache. */
-static __always_inline bool task_hot(struct task_struct *p, s32 src, u32 lvl)
+/*
+ * task_hot(): @p ran on @src within sysctl_sched_migration_cost; SMT siblings share cache.
+ * A task that moved since it last ran is not hot: migrate_task_rq_fair() zeroes its
+ * exec_start, which sched_ext leaves stamped by another CPU's clock.
+ */
+static __always_inline bool task_hot(struct task_struct *p, struct task_ctx *tctx, s32 src,
+				     u32 lvl)
 {
-	if (lvl == SD_LVL_SMT || task_has_idle_policy(p))
+	if (lvl == SD_LVL_SMT || task_has_idle_policy(p) || tctx->exec_cpu != src)
 		return false;
 	return (s64)(rq_clock_task(src) - p->se.exec_start) < (s64)MIGRATION_COST_NS;
 }
@@ -127,22 +132,18 @@ static __always_inline bool task_hot(struct task_struct *p, s32 src, u32 lvl)
 /*
  * can_migrate_task() for a task waiting on @src's queue: allowed on @dst, and not cache
  * hot unless this level's balance failed more than cache_nice_tries times.
- * differs: a newidle pull (@newidle) within a node takes a hot task, as it lacks the
- * group tests of sched_balance_find_src_group() that fair.c's passes first (across
- * nodes, numa_newidle_allows() has them); no task_is_ineligible_on_dst_cpu(), NUMA
- * locality or CACHE_HOT_BUDDY.
+ * differs: no task_is_ineligible_on_dst_cpu(), NUMA locality or CACHE_HOT_BUDDY.
  */
-static __always_inline bool can_migrate_task(struct task_struct *p, s32 src, s32 dst, u32 lvl,
-					     bool newidle)
+static __always_inline bool can_migrate_task(struct task_struct *p, struct task_ctx *tctx, s32 src,
+					     s32 dst, u32 lvl, bool newidle)
 {
 	u32 failed = sd_ctxs[CPU_IDX(dst)][lvl & (NR_SD_LEVELS - 1)].nr_balance_failed;
 
 	if (bound_to_cpu(p) || !test_cpu(p->cpus_ptr, dst))
 		return false;
-	if ((newidle && lvl != SD_LVL_SYS) || !task_hot(p, src, lvl) ||
-	    failed > cache_nice_tries(lvl))
+	if (!task_hot(p, tctx, src, lvl) || failed > cache_nice_tries(lvl))
 		return true;
-	stat_inc(STAT_LB_HOT);
+	stat_inc(newidle ? STAT_NI_HOT : STAT_LB_HOT);
 	return false;
 }
 
@@ -175,7 +176,7 @@ static __always_inline u32 pick_detach(s32 src, s32 dst, u32 lvl, u32 type, s64 
 		if (++sc->seen > NR_MIGRATE)
 			break;
 		qctx = bpf_task_storage_get(&task_ctxs, q, 0, 0);
-		if (!qctx || qctx->lru_at >= oldest || !can_migrate_task(q, src, dst, lvl, newidle))
+		if (!qctx || qctx->lru_at >= oldest || !can_migrate_task(q, qctx, src, dst, lvl, newidle))
 			continue;
 		w = task_weight(qctx, type);
 		if (budget >= 0 && (s64)(w >> (failed < 63 ? failed : 63)) > budget)

@@ -166,7 +166,7 @@ enum sis_stat {
 	STAT_LB_NODE,
 	STAT_LB_SYS,
 	STAT_LB_RUNS,		/* sched_balance_rq() calls: a level due on a busy CPU */
-	STAT_LB_HOT,		/* refusals by task_hot(): the busy balance, newidle pulls across nodes */
+	STAT_LB_HOT,		/* refusals by task_hot() in the busy balance */
 	STAT_NOHZ_KICK,		/* nohz kick: two busy CPUs in an LLC woke an idle CPU to balance */
 	STAT_LB_ACTIVE,		/* active balance: running tasks an idle CPU's balance pushed to it */
 	/* sched_balance_newidle()'s gates (newidle.bpf.h) */
@@ -174,6 +174,7 @@ enum sis_stat {
 	STAT_NI_COST,		/* ... stopped by avg_idle < curr_cost + max_newidle_lb_cost, before a level */
 	STAT_NI_RANDOM,		/* levels NI_RANDOM's dice passed over */
 	STAT_NI_NUMA_KEPT,	/* NUMA levels a newidle walk found balanced: nothing to take there */
+	STAT_NI_HOT,		/* refusals by task_hot() in newidle pulls */
 	/* EEVDF around the search */
 	STAT_WAKEUP_PREEMPT,	/* wakeups that preempted the curr of their CPU (wakeup_preempt_fair) */
 	STAT_PREEMPT_IDLE,	/* ... of which a SCHED_IDLE curr, by a non-idle wakee */

@@ -134,6 +134,7 @@ struct task_ctx {
 	s64 vlag;
 	u64 slice;		/* the request, ns */
 	u64 exec_start;		/* p->se.sum_exec_runtime when it last started or was counted */
+	s32 exec_cpu;		/* the CPU whose clock stamped p->se.exec_start when it last ran */
 	s32 rq_cpu;		/* the CPU whose sums count the task; RQ_NONE, RQ_MOVING */
 	u32 weight;		/* its weight in those sums */
 	bool rel_deadline;
@@ -810,6 +811,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	}
 	if (tctx) {
 		tctx->forked = false;
+		tctx->exec_cpu = cpu;
 		dsq_count_leave(tctx);
 	}
 	if (c->idle_stamp)

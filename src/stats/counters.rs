@@ -106,6 +106,7 @@ counter_table! {
     ni_cost_cut = sis_stat_STAT_NI_COST,
     ni_random_skip = sis_stat_STAT_NI_RANDOM,
     ni_numa_kept = sis_stat_STAT_NI_NUMA_KEPT,
+    ni_hot = sis_stat_STAT_NI_HOT,
     wakeup_preempt = sis_stat_STAT_WAKEUP_PREEMPT,
     preempt_idle = sis_stat_STAT_PREEMPT_IDLE,
     preempt_short = sis_stat_STAT_PREEMPT_SHORT,

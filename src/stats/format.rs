@@ -170,7 +170,7 @@ impl Metrics {
         }
         writeln!(
             w,
-            "  queueing: direct {} cpu_queued {} shared {} pinned {} reenq {}  balance: pulls {} steals {} (remote node {}) tick_kicks {} idle_kicks {}  newidle: runs {} cost_cut {} random_skip {} numa_kept {}  busy balance: runs {} moved smt {} llc {} node {} sys {} hot {}  idle balance: nohz_kicks {} active {}  fork_loaded {} fork_numa_local {}",
+            "  queueing: direct {} cpu_queued {} shared {} pinned {} reenq {}  balance: pulls {} steals {} (remote node {}) tick_kicks {} idle_kicks {}  newidle: runs {} cost_cut {} random_skip {} numa_kept {} hot {}  busy balance: runs {} moved smt {} llc {} node {} sys {} hot {}  idle balance: nohz_kicks {} active {}  fork_loaded {} fork_numa_local {}",
             self.direct,
             self.cpu_queued,
             self.shared,
@@ -185,6 +185,7 @@ impl Metrics {
             self.ni_cost_cut,
             self.ni_random_skip,
             self.ni_numa_kept,
+            self.ni_hot,
             self.lb_runs,
             self.lb_smt,
             self.lb_llc,

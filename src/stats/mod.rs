@@ -140,7 +140,7 @@ pub struct Metrics {
     #[stat(desc = "Periodic balances run: a level due on a busy CPU (sched_balance_rq)")]
     pub lb_runs: u64,
     #[stat(
-        desc = "Refusals by task_hot() in the busy balance and in newidle pulls across nodes: a task that ran within 0.5 ms left where it was"
+        desc = "Refusals by task_hot() in the busy balance: a task that ran on its CPU within 0.5 ms left where it was"
     )]
     pub lb_hot: u64,
     #[stat(
@@ -165,6 +165,10 @@ pub struct Metrics {
         desc = "NUMA levels a newidle walk found balanced (calculate_imbalance(), adjust_numa_imbalance()): nothing taken from another node"
     )]
     pub ni_numa_kept: u64,
+    #[stat(
+        desc = "Refusals by task_hot() in newidle pulls: a task that ran on its CPU within 0.5 ms left where it was"
+    )]
+    pub ni_hot: u64,
     #[stat(desc = "Wakeups that preempted the running task of their CPU (wakeup_preempt_fair)")]
     pub wakeup_preempt: u64,
     #[stat(desc = "... of which a SCHED_IDLE task, preempted by a wakee of another policy")]

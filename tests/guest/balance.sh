@@ -9,11 +9,12 @@
 # two cores (the nohz kick, the idle balance and its active balance); two as far apart
 # as the balance spreads them (two LLCs, or two cores of the one LLC) stay. A task free
 # to move that waits behind tasks bound to its CPU is taken by an idle CPU (one node
-# only: the two-node run has a budget to keep). With two nodes, hogs packed on one node
-# spread to the other as far as the NUMA allowance lets.
+# only: the two-node run has a budget to keep). Newidle pulls pass over cache-hot tasks.
+# With two nodes, hogs packed on one node spread to the other as far as the NUMA
+# allowance lets.
 . /tests/lib.sh
 NODES=$(ls -d /sys/devices/system/node/node* | wc -l)
-if [ "$NODES" -gt 1 ]; then plan 16; else plan 14; fi
+if [ "$NODES" -gt 1 ]; then plan 17; else plan 15; fi
 N=$(nproc)
 hogs() { pinned=""; for c in $(seq 0 $((N - 1))); do sis-probe spin "$c" & pinned="$pinned $!"; done; }
 # spread: the number of 30 samples (10 reads, 0.5 s apart, of three tasks) that found a
@@ -129,6 +130,12 @@ if [ "$NODES" = 1 ]; then
 	sbh=$(behind)
 	stop_sis
 fi
+# newidle pulls pass over a task that ran on its CPU within 0.5 ms, as fair.c's
+# can_migrate_task() does: hackbench's tasks, preempted and waiting, are such tasks
+start_sis /tmp/b6.log || { cat /tmp/b6.log; fail start "scx_sis did not start"; }
+hackbench -g 2 -l 100 >/dev/null 2>&1
+stop_sis
+rc6=$SIS_RC
 moved=$(($(total lb_smt /tmp/b1.log) + $(total lb_llc /tmp/b1.log)))
 echo "# of 30 samples, a movable hog on CPU 0: EEVDF $k, scx_sis $s ($(totals /tmp/b1.log lb_runs lb_smt lb_llc lb_node lb_sys lb_hot pulls tick_kicks))"
 echo "# $N forks from CPU 0, CPUs placed on: EEVDF $(tr '\n' ' ' </tmp/burst-eevdf.txt); scx_sis $(tr '\n' ' ' </tmp/burst-sis.txt)"
@@ -152,7 +159,10 @@ check apart-few-active "scx_sis's active balance pushed ${act3:-?} tasks of two 
 [ "$NODES" = 1 ] && echo "# behind two bound hogs, ms of 1000 for the free one: EEVDF $kbh, scx_sis $sbh ($(totals /tmp/b5.log tick_kicks pulls steals lb_runs lb_smt lb_llc lb_active nohz_kicks starved))"
 [ "$NODES" = 1 ] && check behind-kernel "EEVDF gave the free task behind two bound ones $kbh ms of 1000 (the premise)" [ "$kbh" -ge 500 ]
 [ "$NODES" = 1 ] && check behind-sis "scx_sis gave it $sbh ms of 1000 ($(totals /tmp/b5.log pulls lb_hot starved))" [ "$sbh" -ge 500 ]
-check exit-clean "scx_sis exited $rc1, $rc2, $rc3 and $SIS_RC" [ "$rc1" = 0 -a "$rc2" = 0 -a "$rc3" = 0 -a "$SIS_RC" = 0 ]
+echo "# hackbench -g 2 -l 100: $(totals /tmp/b6.log pulls steals ni_hot lb_hot)"
+check newidle-passes-hot "under hackbench: ni_hot $(total ni_hot /tmp/b6.log), $(totals /tmp/b6.log pulls steals lb_hot)" \
+	[ "$(total ni_hot /tmp/b6.log)" -gt 0 -a "$(total pulls /tmp/b6.log)" -gt 0 ]
+check exit-clean "scx_sis exited $rc1, $rc2, $rc3, $rc6 and $SIS_RC" [ "$rc1" = 0 -a "$rc2" = 0 -a "$rc3" = 0 -a "$rc6" = 0 -a "$SIS_RC" = 0 ]
 
 [ "$NODES" -gt 1 ] || exit 0
 # across nodes: hogs started one a core, free after 1 s; 10 reads 0.5 s apart from 2 s
