@@ -279,6 +279,20 @@ measure() { # SUITE CONF RUN LOAD
 		[ -n "$HOGS" ] && kill $HOGS && wait $HOGS 2>/dev/null
 		HOGS=""
 		emit "$@" hogs=$4 $(echo "$p" | sed -n 's/^nap: n=[0-9]* p50=\([0-9-]*\) p90=\([0-9-]*\) max=\([0-9-]*\) us$/nap_p50_us=\1 nap_p90_us=\2 nap_max_us=\3/p') ;;
+	affine)
+		# WA_WEIGHT's load: a wakee allowed on CPUs 1 and N/2+1, asleep on the second
+		# (prev), where LOAD hogs run; woken by a task pinned to CPU 1. wake_affine_weight()
+		# sends it to the lighter CPU; without it, it waits behind the hogs.
+		for i in $(seq 1 "$4"); do sis-probe spin $((N / 2 + 1)) & HOGS="$HOGS $!"; done
+		sleep 1
+		p=$(sis-probe weightwake $((SECS * 60)) 1 $((N / 2 + 1)) 300)
+		[ -n "$HOGS" ] && kill $HOGS && wait $HOGS 2>/dev/null
+		HOGS=""
+		emit "$@" hogs=$4 $(echo "$p" | awk '/^weightwake:/ {
+			for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+			if (f["n"] > 0)
+				printf "on_waker_per_1k=%d wake_p50_us=%s wake_p90_us=%s", f["on_w"] * 1000 / f["n"], f["p50"], f["p90"]
+		}') ;;
 	cost)
 		is_eevdf "$SPEC" && { echo "bench-skip: suite=cost sched=$2: EEVDF runs no BPF"; return; }
 		HOGS=""

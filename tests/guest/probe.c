@@ -808,6 +808,8 @@ static int duty(int cpu, int on, int period, int secs, int nice)
 
 static sem_t ww_go, ww_done;
 static int ww_us;
+static volatile long long ww_posted;	/* mono_ns() of the waker's post */
+static long long *ww_lat;		/* ns from each post to the wakee running */
 
 static void *weight_wakee(void *arg)
 {
@@ -818,6 +820,7 @@ static void *weight_wakee(void *arg)
 		allow2(sync_e, sync_e);
 		allow2(sync_w, sync_e);
 		sem_wait(&ww_go);
+		ww_lat[i] = mono_ns() - ww_posted;
 		where = sched_getcpu();
 		if (where >= 0 && where < MAX_CPUS)
 			sync_hist[where]++;
@@ -836,6 +839,9 @@ static int weightwake(int n, int w, int e, int us)
 	sync_w = w;
 	sync_e = e;
 	ww_us = us;
+	ww_lat = calloc(n > 0 ? n : 1, sizeof(*ww_lat));
+	if (!ww_lat || n <= 0)
+		return 2;
 	sem_init(&ww_go, 0, 0);
 	sem_init(&ww_done, 0, 0);
 	pin(w);
@@ -844,11 +850,15 @@ static int weightwake(int n, int w, int e, int us)
 	for (int i = 0; i < n; i++) {
 		/* let the wakee get to sleep on E first, past the hogs' requests there */
 		usleep(8000);
+		ww_posted = mono_ns();
 		sem_post(&ww_go);
 		sem_wait(&ww_done);
 	}
 	pthread_join(t, NULL);
 	print_hist("weightwake", n);
+	qsort(ww_lat, n, sizeof(*ww_lat), cmp_ll);
+	printf("weightwake: n=%d on_w=%ld p50=%lld p90=%lld us\n", n, sync_hist[w & (MAX_CPUS - 1)],
+	       ww_lat[n / 2] / 1000, ww_lat[n * 9 / 10] / 1000);
 	return 0;
 }
 
@@ -1713,7 +1723,7 @@ static const struct cmd cmds[] = {
 	{ "curwake", 3, 3, "N W E",
 	  "a target pinned to CPU W makes N seccomp user notifications; the supervisor, allowed on W and E and back on E each round, is woken from poll() on the current CPU (WF_CURRENT_CPU)", cmd_curwake },
 	{ "weightwake", 4, 4, "N W E US",
-	  "the same over a semaphore (no sync wakeup); the wakee sleeps on E each round and spins US us", cmd_weightwake },
+	  "the same over a semaphore (no sync wakeup); the wakee sleeps on E each round and spins US us; prints also how late it ran (p50, p90 us from the post)", cmd_weightwake },
 	{ "stealtest", 4, 4, "W NEAR FAR K",
 	  "the newidle balance's order across LLCs in K trials: which of NEAR's and FAR's waiting tasks W, about to idle, runs first", cmd_stealtest },
 	{ "duty", 4, 5, "CPU ON PERIOD SECS [NICE]",

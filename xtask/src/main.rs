@@ -36,7 +36,7 @@ enum Cmd {
     /// Unit tests plus every VM integration test; ends with `N passed, N failed`.
     Test(TestOpts),
     /// Benchmarks in one guest boot: tbench, tbench-bare, wakeup, latency, hackbench, pipe,
-    /// nice, sched-idle, cost, placement; tables, CSV, JSON and SVG under target/bench/.
+    /// nice, sched-idle, affine, cost, placement; tables, CSV, JSON and SVG under target/bench/.
     Bench(bench::BenchOpts),
     /// Install (as root) or list the Debian packages the project needs.
     Setup,

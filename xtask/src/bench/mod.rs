@@ -36,8 +36,9 @@ use std::process::Command;
 #[derive(Args)]
 pub struct BenchOpts {
     /// Suites, comma-separated: tbench, tbench-bare, wakeup, latency, hackbench, pipe, nice,
-    /// sched-idle, cost, placement; or one preset: `seed` (the 2016 thread's tbench table with every scan bound) or
-    /// `calibrate` (the kernel's own features switched off beside scx_sis's) or `llc`
+    /// sched-idle, affine, cost, placement; or one preset: `seed` (the 2016 thread's tbench
+    /// table with every scan bound) or `calibrate` (the kernel's own features switched off
+    /// beside scx_sis's) or `llc`
     /// (wake_affine() on and off, both sides, on a 1:2:4:2 guest: two LLCs in a socket).
     suite: String,
     /// Configurations, each [LABEL=]SPEC: eevdf (the kernel's own scheduler),

@@ -170,6 +170,24 @@ pub const SUITES: &[Suite] = &[
         calibrate: &["nap_p90_us", "nap_p50_us"],
     },
     Suite {
+        name: "affine",
+        load: "hogs on the wakee's CPU",
+        metrics: &[
+            m(
+                "wake_p50_us",
+                "us from the post to the wakee running, p50: woken from CPU 1, asleep beside the hogs (WA_WEIGHT's load)",
+                false,
+            ),
+            m("wake_p90_us", "us from the post to the wakee running, p90", false),
+            m(
+                "on_waker_per_1k",
+                "wakeups run on the waker's CPU /1000",
+                true,
+            ),
+        ],
+        calibrate: &["wake_p50_us", "wake_p90_us"],
+    },
+    Suite {
         name: "cost",
         load: "hog CPUs",
         metrics: &[
@@ -279,6 +297,7 @@ pub fn default_loads(suite: &str, n: u32) -> Vec<u32> {
         "pipe" => vec![1],
         "nice" => vec![2],
         "sched-idle" => vec![1],
+        "affine" => vec![2],
         "cost" => vec![0, n / 2, n],
         _ => vec![1],
     }
@@ -326,7 +345,7 @@ pub fn preset(name: &str) -> Option<Preset> {
             },
         }),
         "calibrate" => Some(Preset {
-            suites: "placement,wakeup,tbench",
+            suites: "placement,wakeup,tbench,affine",
             sched: CALIBRATE_SCHED,
             vs: None,
             topology: "1:4:2",
@@ -334,6 +353,7 @@ pub fn preset(name: &str) -> Option<Preset> {
             min_llcs: 1,
             loads: |s, n| match s {
                 "tbench" => vec![n / 2, n, 2 * n],
+                "affine" => vec![2],
                 _ => vec![n / 2, n],
             },
         }),
