@@ -102,7 +102,9 @@ pub struct BenchOpts {
 }
 
 /// `--from DIR`: the tables of every suite of o.suite (or the preset's) from DIR's data.
+/// A preset's suite that DIR lacks is passed over: the folder predates its joining.
 fn from_data(o: &BenchOpts, dir: &std::path::Path) -> Result<i32> {
+    let is_preset = preset(&o.suite).is_some();
     let names = preset(&o.suite).map_or(o.suite.clone(), |p| p.suites.to_string());
     let vs =
         o.vs.clone()
@@ -113,6 +115,9 @@ fn from_data(o: &BenchOpts, dir: &std::path::Path) -> Result<i32> {
     for name in names.split(',').map(str::trim) {
         let s = suite(name)?;
         let path = dir.join(name).with_extension("json");
+        if is_preset && !path.exists() {
+            continue;
+        }
         let doc: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(&path)
                 .with_context(|| format!("reading {}", path.display()))?,
