@@ -218,6 +218,11 @@ msg_run() {
 
 # others CPU: every CPU but CPU, as a list for taskset
 others() { seq 0 $((N - 1)) | grep -vx "$1" | paste -sd, -; }
+# hogs_off: the load's helpers in HOGS killed and reaped
+hogs_off() {
+	[ -n "$HOGS" ] && kill $HOGS && wait $HOGS 2>/dev/null
+	HOGS=""
+}
 # ran_ns PID: ns the task has run (its schedstat)
 ran_ns() { cut -d' ' -f1 /proc/"$1"/schedstat; }
 measure() { # SUITE CONF RUN LOAD
@@ -263,9 +268,9 @@ measure() { # SUITE CONF RUN LOAD
 		a0=$(ran_ns $A) b0=$(ran_ns $B) t0=$(uptime_s)
 		sleep "$SECS"
 		a=$(($(ran_ns $A) - a0)) b=$(($(ran_ns $B) - b0)) t1=$(uptime_s)
+		hogs_off
 		# hackbench's groups are its children: gone with it before the next figure
-		kill $HOGS; killall hackbench 2>/dev/null; wait $HOGS 2>/dev/null
-		HOGS=""
+		killall hackbench 2>/dev/null
 		emit "$@" $(awk -v a=$a -v b=$b -v t0=$t0 -v t1=$t1 'BEGIN {
 			if (b > 0) printf "nice_ratio=%.2f ", a / b
 			if (t1 > t0) printf "pair_ms_per_s=%.1f", (a + b) / 1e6 / (t1 - t0)
@@ -276,8 +281,7 @@ measure() { # SUITE CONF RUN LOAD
 		for c in $(seq 0 $(($4 - 1))); do sis-probe hog $c idle 0 & HOGS="$HOGS $!"; done
 		sleep 1
 		p=$(sis-probe nap 0 normal 0 $((SECS * 300)) 2000)
-		[ -n "$HOGS" ] && kill $HOGS && wait $HOGS 2>/dev/null
-		HOGS=""
+		hogs_off
 		emit "$@" hogs=$4 $(echo "$p" | sed -n 's/^nap: n=[0-9]* p50=\([0-9-]*\) p90=\([0-9-]*\) max=\([0-9-]*\) us$/nap_p50_us=\1 nap_p90_us=\2 nap_max_us=\3/p') ;;
 	affine)
 		# WA_WEIGHT's load: a wakee allowed on CPUs 1 and N/2+1, asleep on the second
@@ -286,8 +290,7 @@ measure() { # SUITE CONF RUN LOAD
 		for i in $(seq 1 "$4"); do sis-probe spin $((N / 2 + 1)) & HOGS="$HOGS $!"; done
 		sleep 1
 		p=$(sis-probe weightwake $((SECS * 60)) 1 $((N / 2 + 1)) 300)
-		[ -n "$HOGS" ] && kill $HOGS && wait $HOGS 2>/dev/null
-		HOGS=""
+		hogs_off
 		emit "$@" hogs=$4 $(echo "$p" | awk '/^weightwake:/ {
 			for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
 			if (f["n"] > 0)
@@ -303,8 +306,7 @@ measure() { # SUITE CONF RUN LOAD
 		p=$(sis-probe msg 2 2 "$SECS" 100)
 		b=$(bpf_delta)
 		monitor_stop "$@"
-		[ -n "$HOGS" ] && kill $HOGS && wait $HOGS 2>/dev/null
-		HOGS=""
+		hogs_off
 		emit "$@" hogs=$4 ${p#msg: } $b ;;
 	placement)
 		monitor_start
