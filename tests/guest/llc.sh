@@ -79,8 +79,9 @@ sis nowide -f NO_WAKE_WIDE
 fanout sis_nowide
 stop_sis
 for n in eevdf sis sis_nowide; do
-	eval "fe_$n=\$(in_llc $E /tmp/l-$n-wide.txt) ft_$n=\$(hist_total /tmp/l-$n-wide.txt)"
-	echo "# widefan $n: $(in_llc $E /tmp/l-$n-wide.txt) of $(hist_total /tmp/l-$n-wide.txt) wakeups in E's LLC"
+	fe=$(in_llc $E /tmp/l-$n-wide.txt) ft=$(hist_total /tmp/l-$n-wide.txt)
+	eval "fe_$n=$fe ft_$n=$ft"
+	echo "# widefan $n: $fe of $ft wakeups in E's LLC"
 done
 echo "# sis wide: $(totals /tmp/l-wide.log select_cpu wake_wide wake_affine migrations_llc)"
 echo "# sis NO_WAKE_WIDE: $(totals /tmp/l-nowide.log select_cpu wake_wide wake_affine migrations_llc)"

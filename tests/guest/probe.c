@@ -975,8 +975,8 @@ static void *widefan_side(void *arg)
 	return NULL;
 }
 
-/* The master's rounds until @us have passed. */
-static long widefan_rounds(int k, long us, long *rounds)
+/* The master's rounds until @us have passed; -1 when a pipe failed. */
+static int widefan_rounds(int k, long us, long *rounds)
 {
 	struct timespec a, t;
 	char b = 'x';
